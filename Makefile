@@ -1,0 +1,48 @@
+# nmtscale: the two commands a new user needs are `make all` (set up, run every chapter at the default
+# scale, build the HTML book) and `make test` (set up, lint, unit tests, smoke-execute the book, check it).
+SHELL := /bin/bash
+PY := .venv/bin/python
+SCALE ?= cpu
+NAME ?=
+ARGS ?=
+
+.PHONY: setup all test lint unit chapter book html smoke clean
+
+setup: .venv/.installed
+
+.venv/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || python3.11 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+# Main job: every chapter at $(SCALE) (default cpu) through papermill, then the HTML book, offline.
+all: setup
+	$(PY) -m nmtscale book run --scale $(SCALE)
+	$(PY) -m nmtscale book html
+
+# One chapter: make chapter NAME=01_bivariate_laws SCALE=cpu ARGS="-p seeds 3"
+chapter: setup
+	$(PY) -m nmtscale book run --scale $(SCALE) --chapter $(NAME) $(ARGS)
+
+# Build the HTML from the executed notebooks already in the repository, without training.
+html: setup
+	$(PY) -m nmtscale book html
+
+lint: setup
+	$(PY) -m ruff check src tests benchmarks book
+	$(PY) -m ruff format --check src tests benchmarks book
+
+unit: setup
+	$(PY) -m pytest -q -m "not book"
+
+# Smoke-execute every chapter, build that book, check every chart draws in headless Chromium.
+smoke: setup
+	$(PY) -m pytest -q -m book
+
+test: lint unit smoke
+
+clean:
+	rm -rf _build runs cache

@@ -1,0 +1,3 @@
+from nmtscale.cli import main
+
+raise SystemExit(main())

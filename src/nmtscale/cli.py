@@ -1,0 +1,43 @@
+"""`python -m nmtscale COMMAND ...`: one entry point, each command defined beside the code it drives.
+
+Every module listed in COMMAND_MODULES exposes `add_commands(subparsers)`, which adds its subcommands and sets
+`func` on each; modules are imported only when the CLI starts, so a command's heavy imports stay in its module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from nmtscale.errors import ConfigurationError, DataError
+
+COMMAND_MODULES = (
+    "nmtscale.corpus.cli",
+    "nmtscale.runs",
+    "nmtscale.params",
+    "nmtscale.book",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nmtscale", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:
+                raise
+            continue
+        module.add_commands(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ConfigurationError, DataError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,20 @@
+"""The project's error types: each names the file, key or line at fault."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class ConfigurationError(ValueError):
+    """A config or params file asks for something invalid; the message names the file and key."""
+
+
+class DataError(ValueError):
+    """Input data is malformed; the message names the file and line."""
+
+
+def closest(name: str, valid: Iterable[str]) -> str:
+    """A ' (did you mean ...?)' hint for a misspelt key, or '' when nothing is close."""
+    match = difflib.get_close_matches(name, list(valid), n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""

@@ -15,7 +15,7 @@ from nmtscale.errors import ConfigurationError, DataError
 COMMAND_MODULES = (
     "nmtscale.corpus.cli",
     "nmtscale.runs",
-    "nmtscale.params",
+    "nmtscale.counting",
     "nmtscale.book",
 )
 

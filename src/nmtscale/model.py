@@ -1,0 +1,520 @@
+"""Transformer translation models: the encoder-decoder and the language-model variants of Zhang et al. (2022).
+
+One `NMTModel` class covers five architectures (`ModelConfig.arch`):
+
+- `encdec`: encoder and decoder stacks; the decoder cross-attends to the encoder's top layer.
+- `prefixlm`: one stack over [source; target]; source tokens see every source token, target tokens see every
+  source token and the earlier target tokens (Zhang et al., Eq. 4).
+- `prefixlm_toponly`: the same stack runs over the source first; every target layer then attends to the
+  top-layer source states (projected by that layer) and the earlier target tokens: an encoder-decoder whose
+  encoder and decoder share their weights.
+- `causallm`: one stack, causal over the whole concatenation, with next-token logits on the source as well
+  (`ModelOutput.src_logits`) for the source-side language-model loss (Zhang et al., Eq. 6).
+- `causallm_tgtonly`: the same mask, trained on the target only (no source logits).
+
+Source and target keep separate positions (both count from 0), as in Zhang et al.; padding in the source is
+masked out of every attention, so a row's outputs do not depend on how much padding the batch adds to it. The
+language models are single stacks ("decoder-only"): their depth is `dec_layers` and `enc_layers` must be 0.
+
+Decoding uses `start_decoding(src)` and `decode_step(state, tokens)`, which keep a key/value cache per layer;
+`nmtscale.search` builds greedy and beam search on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+ARCHITECTURES = ("encdec", "prefixlm", "prefixlm_toponly", "causallm", "causallm_tgtonly")
+NORM_POSITIONS = ("pre", "post")
+NORMS = ("layernorm", "rmsnorm")
+ACTIVATIONS = ("relu", "gelu", "gated-gelu")
+POSITIONS = ("sinusoidal", "learned", "relative")
+
+
+@dataclass
+class ModelConfig:
+    """Everything that fixes a model's architecture and parameter count."""
+
+    arch: str = "encdec"
+    vocab_size: int = 8000
+    d_model: int = 128
+    n_heads: int = 4
+    head_dim: int | None = None  # None: d_model // n_heads
+    d_ff: int = 512
+    enc_layers: int = 2
+    dec_layers: int = 2  # for the language models: the depth of their single stack
+    norm_position: str = "pre"  # "pre" (Xiong et al.; Ghorbani, Fernandes) or "post" (Zhang et al.'s default)
+    norm: str = "layernorm"  # or "rmsnorm": scale-only, as in T5
+    activation: str = "relu"  # "relu", "gelu" or "gated-gelu" (T5 v1.1)
+    position: str = "sinusoidal"  # "sinusoidal", "learned" (absolute) or "relative" (T5 bucketed bias)
+    max_positions: int = 512  # length limit of learned positions
+    relative_buckets: int = 32
+    relative_max_distance: int = 128
+    share_embeddings: bool = False  # one embedding table for source and target tokens
+    tie_softmax: bool = False  # the output projection reuses the target embedding
+    bias: bool = True  # biases in the attention, feed-forward and output projections
+    dropout: float = 0.1  # on residual branches and embeddings
+    attention_dropout: float = 0.1
+    activation_dropout: float = 0.1
+
+    def __post_init__(self):
+        if self.head_dim is None:
+            if self.d_model % self.n_heads:
+                raise ValueError(
+                    f"ModelConfig: d_model={self.d_model} is not divisible by "
+                    f"n_heads={self.n_heads}; set head_dim"
+                )
+            self.head_dim = self.d_model // self.n_heads
+        for key, valid in (
+            ("arch", ARCHITECTURES),
+            ("norm_position", NORM_POSITIONS),
+            ("norm", NORMS),
+            ("activation", ACTIVATIONS),
+            ("position", POSITIONS),
+        ):
+            if getattr(self, key) not in valid:
+                raise ValueError(f"ModelConfig.{key}={getattr(self, key)!r}: expected one of {valid}")
+        for key in ("vocab_size", "d_model", "n_heads", "head_dim", "d_ff", "dec_layers", "max_positions"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"ModelConfig.{key}={getattr(self, key)} must be at least 1")
+        if self.is_lm and self.enc_layers != 0:
+            raise ValueError(
+                f"ModelConfig.enc_layers={self.enc_layers}: arch {self.arch!r} is a single stack; "
+                "set its depth with dec_layers and enc_layers: 0"
+            )
+        if not self.is_lm and self.enc_layers < 1:
+            raise ValueError(
+                f"ModelConfig.enc_layers={self.enc_layers}: encdec needs at least one encoder layer"
+            )
+        for key in ("dropout", "attention_dropout", "activation_dropout"):
+            if not 0.0 <= getattr(self, key) < 1.0:
+                raise ValueError(f"ModelConfig.{key}={getattr(self, key)} must be in [0, 1)")
+
+    @property
+    def is_lm(self) -> bool:
+        return self.arch != "encdec"
+
+    @property
+    def attention_dim(self) -> int:
+        """Width of the concatenated attention heads (n_heads * head_dim)."""
+        return self.n_heads * self.head_dim
+
+    def replace(self, **changes) -> ModelConfig:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class ModelOutput:
+    tgt_logits: Tensor  # [B, T, V]: tgt_logits[:, t] predicts tgt_out[:, t]
+    src_logits: Tensor | None = None  # [B, S, V], causallm only: src_logits[:, s] predicts src[:, s + 1]
+
+
+def make_norm(cfg: ModelConfig) -> nn.Module:
+    if cfg.norm == "rmsnorm":
+        return nn.RMSNorm(cfg.d_model, eps=1e-6)
+    return nn.LayerNorm(cfg.d_model)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gated = cfg.activation == "gated-gelu"
+        # The gated variant's two input projections are fused into one matmul; the count is the same.
+        self.w_in = nn.Linear(cfg.d_model, cfg.d_ff * (2 if self.gated else 1), bias=cfg.bias)
+        self.w_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
+        self.activation = F.relu if cfg.activation == "relu" else F.gelu
+        self.dropout = nn.Dropout(cfg.activation_dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self.w_in(x)
+        if self.gated:
+            gate, value = h.chunk(2, dim=-1)
+            h = F.gelu(gate) * value
+        else:
+            h = self.activation(h)
+        return self.w_out(self.dropout(h))
+
+
+class Attention(nn.Module):
+    """Multi-head attention whose keys and values are computed by the caller (so they can be cached)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
+        self.query = nn.Linear(cfg.d_model, cfg.attention_dim, bias=cfg.bias)
+        self.key_value = nn.Linear(cfg.d_model, 2 * cfg.attention_dim, bias=cfg.bias)
+        self.out = nn.Linear(cfg.attention_dim, cfg.d_model, bias=cfg.bias)
+        self.dropout = cfg.attention_dropout
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        return x.unflatten(-1, (self.n_heads, self.head_dim)).transpose(1, 2)  # [B, H, L, head_dim]
+
+    def keys_values(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        keys, values = self.key_value(x).chunk(2, dim=-1)
+        return self._split_heads(keys), self._split_heads(values)
+
+    def forward(
+        self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor | None = None, is_causal: bool = False
+    ) -> Tensor:
+        """x [B, Lq, D] attends to kv ([B, H, Lk, head_dim] each); mask: bool (True: attend) or additive."""
+        query = self._split_heads(self.query(x))
+        if mask is not None and mask.is_floating_point():
+            mask = mask.to(query.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
+        out = F.scaled_dot_product_attention(
+            query, *kv, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
+        )
+        return self.out(out.transpose(1, 2).flatten(2))
+
+
+class Block(nn.Module):
+    """Self-attention, optional cross-attention and feed-forward, each a residual sublayer (pre/post-norm)."""
+
+    def __init__(self, cfg: ModelConfig, cross_attention: bool):
+        super().__init__()
+        self.pre_norm = cfg.norm_position == "pre"
+        self.self_attn, self.self_attn_norm = Attention(cfg), make_norm(cfg)
+        self.cross_attn = Attention(cfg) if cross_attention else None
+        self.cross_attn_norm = make_norm(cfg) if cross_attention else None
+        self.ffn, self.ffn_norm = FeedForward(cfg), make_norm(cfg)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def _input(self, x: Tensor, norm: nn.Module) -> Tensor:
+        return norm(x) if self.pre_norm else x
+
+    def _residual(self, x: Tensor, update: Tensor, norm: nn.Module) -> Tensor:
+        x = x + self.dropout(update)
+        return x if self.pre_norm else norm(x)
+
+    def self_keys_values(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values this block's self-attention derives from states x (as if x were its input)."""
+        return self.self_attn.keys_values(self._input(x, self.self_attn_norm))
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None,
+        is_causal: bool = False,
+        prefix_kv: tuple[Tensor, Tensor] | None = None,
+        memory_kv: tuple[Tensor, Tensor] | None = None,
+        memory_mask: Tensor | None = None,
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Returns the new states and the self-attention keys/values: prefix_kv (cache, source) + x's own."""
+        h = self._input(x, self.self_attn_norm)
+        kv = self.self_attn.keys_values(h)
+        if prefix_kv is not None:
+            kv = (torch.cat([prefix_kv[0], kv[0]], dim=2), torch.cat([prefix_kv[1], kv[1]], dim=2))
+        x = self._residual(x, self.self_attn(h, kv, mask, is_causal), self.self_attn_norm)
+        if self.cross_attn is not None:
+            h = self._input(x, self.cross_attn_norm)
+            x = self._residual(x, self.cross_attn(h, memory_kv, memory_mask), self.cross_attn_norm)
+        x = self._residual(x, self.ffn(self._input(x, self.ffn_norm)), self.ffn_norm)
+        return x, kv
+
+
+class RelativePositionBias(nn.Module):
+    """T5's bucketed relative position bias: a learned scalar per (bucket, head) per stack."""
+
+    def __init__(self, cfg: ModelConfig, bidirectional: bool):
+        super().__init__()
+        self.bidirectional = bidirectional
+        self.n_buckets, self.max_distance = cfg.relative_buckets, cfg.relative_max_distance
+        self.bias = nn.Embedding(cfg.relative_buckets, cfg.n_heads)
+        nn.init.zeros_(self.bias.weight)
+
+    def _bucket(self, relative: Tensor) -> Tensor:
+        n_buckets, bucket = self.n_buckets, torch.zeros_like(relative)
+        if self.bidirectional:
+            n_buckets //= 2
+            bucket = (relative > 0).long() * n_buckets
+            distance = relative.abs()
+        else:
+            distance = (-relative).clamp(min=0)
+        exact = n_buckets // 2  # half the buckets are exact distances, the rest grow logarithmically
+        log_bucket = exact + (
+            torch.log(distance.float().clamp(min=1) / exact)
+            / math.log(self.max_distance / exact)
+            * (n_buckets - exact)
+        ).long().clamp(max=n_buckets - 1)
+        return bucket + torch.where(distance < exact, distance, log_bucket)
+
+    def forward(self, query_positions: Tensor, key_positions: Tensor) -> Tensor:
+        """Additive bias [1, H, Lq, Lk] for queries and keys at the given positions."""
+        buckets = self._bucket(key_positions[None, :] - query_positions[:, None])
+        return self.bias(buckets).permute(2, 0, 1).unsqueeze(0)
+
+
+class TokenEmbedding(nn.Module):
+    """Token embedding scaled by sqrt(d_model) plus an absolute position encoding (none if relative)."""
+
+    def __init__(self, cfg: ModelConfig, tokens: nn.Embedding):
+        super().__init__()
+        self.tokens, self.scale, self.position = tokens, math.sqrt(cfg.d_model), cfg.position
+        self.learned = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.position == "learned" else None
+        self.max_positions = cfg.max_positions
+        inv_freq = torch.exp(torch.arange(0, cfg.d_model, 2).float() * (-math.log(10000.0) / cfg.d_model))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, ids: Tensor, positions: Tensor) -> Tensor:
+        x = self.tokens(ids) * self.scale
+        if self.position == "sinusoidal":
+            angles = positions.float()[:, None] * self.inv_freq[None, :]
+            x = x + torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, : x.shape[-1]]
+        elif self.position == "learned":
+            if positions.numel() and int(positions.max()) >= self.max_positions:
+                raise ValueError(f"sequence longer than ModelConfig.max_positions={self.max_positions}")
+            x = x + self.learned(positions)
+        return x
+
+
+@dataclass
+class DecodingState:
+    """Per-layer key/value caches for incremental decoding; every tensor has the batch (or beam) first."""
+
+    self_kv: list[tuple[Tensor, Tensor]]  # what target queries attend to in self-attention, per layer
+    key_real: Tensor  # [B, K] bool: False for source padding among the cached keys
+    key_positions: Tensor  # [K]: the position of each cached key (for the relative bias)
+    memory_kv: list[tuple[Tensor, Tensor]] | None  # encdec: cross-attention keys/values per layer
+    memory_mask: Tensor | None  # encdec: [B, 1, 1, S]
+    step: int = 0
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep the rows in `index` (beam search reorders and expands hypotheses with it)."""
+        self.self_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.self_kv]
+        self.key_real = self.key_real.index_select(0, index)
+        if self.memory_kv is not None:
+            self.memory_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.memory_kv]
+            self.memory_mask = self.memory_mask.index_select(0, index)
+
+
+def _masked(allowed: Tensor, bias: Tensor | None) -> Tensor:
+    """A boolean mask (True = may attend), or the additive bias with -inf where attention is not allowed."""
+    return allowed if bias is None else bias.masked_fill(~allowed, float("-inf"))
+
+
+class NMTModel(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        src_tokens = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        tgt_tokens = src_tokens if cfg.share_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.src_embed = TokenEmbedding(cfg, src_tokens)
+        self.tgt_embed = TokenEmbedding(cfg, tgt_tokens)
+        relative = cfg.position == "relative"
+        if cfg.is_lm:
+            self.encoder = self.encoder_norm = self.encoder_bias = None
+        else:
+            self.encoder = nn.ModuleList(Block(cfg, cross_attention=False) for _ in range(cfg.enc_layers))
+            self.encoder_norm = make_norm(cfg) if cfg.norm_position == "pre" else nn.Identity()
+            self.encoder_bias = RelativePositionBias(cfg, bidirectional=True) if relative else None
+        self.decoder = nn.ModuleList(Block(cfg, cross_attention=not cfg.is_lm) for _ in range(cfg.dec_layers))
+        self.decoder_norm = make_norm(cfg) if cfg.norm_position == "pre" else nn.Identity()
+        # The encdec decoder only looks back; the language models' separate positions need both directions.
+        self.decoder_bias = RelativePositionBias(cfg, bidirectional=cfg.is_lm) if relative else None
+        self.lm_head = None if cfg.tie_softmax else nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.bias)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, TokenEmbedding):
+            nn.init.normal_(module.tokens.weight, std=self.cfg.d_model**-0.5)  # unit scale after sqrt(d)
+            if module.learned is not None:
+                nn.init.normal_(module.learned.weight, std=1.0)
+
+    # ----- parameter counts -----
+
+    def parameter_counts(self) -> dict[str, int]:
+        """Parameters per component: embedding, softmax, encoder, decoder (shared tensors counted once)."""
+        counts, seen = {"embedding": 0, "softmax": 0, "encoder": 0, "decoder": 0}, set()
+        for name, param in self.named_parameters(remove_duplicate=False):
+            if id(param) in seen:
+                continue
+            seen.add(id(param))
+            top = name.split(".")[
+                0
+            ]  # encoder, encoder_norm, encoder_bias, decoder..., lm_head, src_embed, ...
+            if top == "lm_head":
+                component = "softmax"
+            elif top.startswith(("encoder", "decoder")):
+                component = top.split("_")[0]
+            else:
+                component = "embedding"
+            counts[component] += param.numel()
+        return counts
+
+    def get_num_params(self, non_embedding: bool = True) -> int:
+        """Total parameters; non_embedding leaves out the embedding and softmax layers (the papers' N)."""
+        counts = self.parameter_counts()
+        return (
+            counts["encoder"]
+            + counts["decoder"]
+            + (0 if non_embedding else counts["embedding"] + counts["softmax"])
+        )
+
+    # ----- shared pieces -----
+
+    def _logits(self, h: Tensor) -> Tensor:
+        if self.lm_head is None:
+            return h @ self.tgt_embed.tokens.weight.t()
+        return self.lm_head(h)
+
+    def _bias(self, stack_bias: RelativePositionBias | None, queries: Tensor, keys: Tensor) -> Tensor | None:
+        return None if stack_bias is None else stack_bias(queries, keys)
+
+    def _embed(self, embed: TokenEmbedding, ids: Tensor, first_position: int = 0) -> tuple[Tensor, Tensor]:
+        positions = torch.arange(first_position, first_position + ids.shape[1], device=ids.device)
+        return self.dropout(embed(ids, positions)), positions
+
+    def _run_source(
+        self, src: Tensor, layers: nn.ModuleList, bias: RelativePositionBias | None, causal: bool
+    ):
+        """The source alone through a stack: its top states and each layer's self-attention keys/values."""
+        x, positions = self._embed(self.src_embed, src)
+        allowed = src.ne(PAD)[:, None, None, :]
+        if causal:
+            allowed = (
+                allowed
+                & torch.ones(len(positions), len(positions), dtype=torch.bool, device=src.device).tril()
+            )
+            allowed = allowed | torch.eye(len(positions), dtype=torch.bool, device=src.device)
+        mask = _masked(allowed, self._bias(bias, positions, positions))
+        layer_kv = []
+        for block in layers:
+            x, kv = block(x, mask)
+            layer_kv.append(kv)
+        return x, layer_kv
+
+    def encode(self, src: Tensor) -> Tensor:
+        """encdec: the encoder's top states [B, S, D] (after its final norm)."""
+        x, _ = self._run_source(src, self.encoder, self.encoder_bias, causal=False)
+        return self.encoder_norm(x)
+
+    # ----- training forward -----
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> ModelOutput:
+        """Teacher-forced logits for tgt_in = BOS + target (and for the source, for causallm)."""
+        if self.cfg.arch == "encdec":
+            return ModelOutput(self._logits(self._forward_encdec(src, tgt_in)))
+        if self.cfg.arch == "prefixlm_toponly":
+            return ModelOutput(self._logits(self._forward_toponly(src, tgt_in)))
+        src_h, tgt_h = self._forward_concatenated(src, tgt_in)
+        src_logits = self._logits(src_h) if self.cfg.arch == "causallm" else None
+        return ModelOutput(self._logits(tgt_h), src_logits)
+
+    def _forward_encdec(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        memory = self.encode(src)
+        memory_mask = src.ne(PAD)[:, None, None, :]
+        y, positions = self._embed(self.tgt_embed, tgt_in)
+        bias = self._bias(self.decoder_bias, positions, positions)
+        causal = torch.ones(len(positions), len(positions), dtype=torch.bool, device=src.device).tril()
+        mask = None if bias is None else _masked(causal, bias)  # without a bias, SDPA's fast causal path
+        for block in self.decoder:
+            memory_kv = block.cross_attn.keys_values(memory)
+            y, _ = block(y, mask, is_causal=bias is None, memory_kv=memory_kv, memory_mask=memory_mask)
+        return self.decoder_norm(y)
+
+    def _target_mask(self, src: Tensor, n_tgt: int, source_queries: bool) -> Tensor:
+        """[B, 1, Lq, S + T]: target queries see real source keys and earlier targets; with source_queries the
+        source rows come first and see real source keys (prefixlm) or earlier real source keys (causallm)."""
+        n_src, device = src.shape[1], src.device
+        src_real = src.ne(PAD)
+        causal_tgt = torch.ones(n_tgt, n_tgt, dtype=torch.bool, device=device).tril()
+        tgt_rows = torch.cat(
+            [src_real[:, None, :].expand(-1, n_tgt, -1), causal_tgt.expand(len(src), -1, -1)], 2
+        )
+        if not source_queries:
+            return tgt_rows[:, None]
+        src_rows = src_real[:, None, :].expand(-1, n_src, -1)
+        if self.cfg.arch.startswith("causallm"):
+            src_rows = src_rows & torch.ones(n_src, n_src, dtype=torch.bool, device=device).tril()
+        # A padding query still sees itself, so no row is empty (an empty softmax row would be NaN).
+        src_rows = src_rows | torch.eye(n_src, dtype=torch.bool, device=device)
+        src_rows = torch.cat(
+            [src_rows, torch.zeros(len(src), n_src, n_tgt, dtype=torch.bool, device=device)], 2
+        )
+        return torch.cat([src_rows, tgt_rows], dim=1)[:, None]
+
+    def _forward_concatenated(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor]:
+        x_src, src_positions = self._embed(self.src_embed, src)
+        x_tgt, tgt_positions = self._embed(self.tgt_embed, tgt_in)
+        x, positions = torch.cat([x_src, x_tgt], 1), torch.cat([src_positions, tgt_positions])
+        mask = _masked(
+            self._target_mask(src, tgt_in.shape[1], True), self._bias(self.decoder_bias, positions, positions)
+        )
+        for block in self.decoder:
+            x, _ = block(x, mask)
+        x = self.decoder_norm(x)
+        return x[:, : src.shape[1]], x[:, src.shape[1] :]
+
+    def _forward_toponly(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        top, _ = self._run_source(src, self.decoder, self.decoder_bias, causal=False)
+        y, tgt_positions = self._embed(self.tgt_embed, tgt_in)
+        key_positions = torch.cat([torch.arange(src.shape[1], device=src.device), tgt_positions])
+        mask = _masked(
+            self._target_mask(src, tgt_in.shape[1], False),
+            self._bias(self.decoder_bias, tgt_positions, key_positions),
+        )
+        for block in self.decoder:
+            y, _ = block(y, mask, prefix_kv=block.self_keys_values(top))
+        return self.decoder_norm(y)
+
+    # ----- incremental decoding -----
+
+    @torch.no_grad()
+    def start_decoding(self, src: Tensor) -> DecodingState:
+        """Encodes the source and fills the caches that target steps attend to."""
+        batch, device = len(src), src.device
+        if self.cfg.arch == "encdec":
+            memory = self.encode(src)
+            empty = memory.new_zeros(batch, self.cfg.n_heads, 0, self.cfg.head_dim)
+            return DecodingState(
+                self_kv=[(empty, empty) for _ in self.decoder],
+                key_real=torch.zeros(batch, 0, dtype=torch.bool, device=device),
+                key_positions=torch.zeros(0, dtype=torch.long, device=device),
+                memory_kv=[block.cross_attn.keys_values(memory) for block in self.decoder],
+                memory_mask=src.ne(PAD)[:, None, None, :],
+            )
+        causal = self.cfg.arch.startswith("causallm")
+        top, layer_kv = self._run_source(src, self.decoder, self.decoder_bias, causal=causal)
+        if self.cfg.arch == "prefixlm_toponly":
+            layer_kv = [block.self_keys_values(top) for block in self.decoder]
+        return DecodingState(
+            self_kv=layer_kv,
+            key_real=src.ne(PAD),
+            key_positions=torch.arange(src.shape[1], device=device),
+            memory_kv=None,
+            memory_mask=None,
+        )
+
+    @torch.no_grad()
+    def decode_step(self, state: DecodingState, tokens: Tensor) -> Tensor:
+        """Feeds one target token per row ([B]); returns next-token logits [B, V] and extends the caches."""
+        y, positions = self._embed(self.tgt_embed, tokens[:, None], state.step)
+        state.key_real = torch.cat([state.key_real, state.key_real.new_ones(len(tokens), 1)], 1)
+        state.key_positions = torch.cat([state.key_positions, positions])
+        mask = _masked(
+            state.key_real[:, None, None, :], self._bias(self.decoder_bias, positions, state.key_positions)
+        )
+        for i, block in enumerate(self.decoder):
+            memory_kv = None if state.memory_kv is None else state.memory_kv[i]
+            y, state.self_kv[i] = block(
+                y, mask, prefix_kv=state.self_kv[i], memory_kv=memory_kv, memory_mask=state.memory_mask
+            )
+        state.step += 1
+        return self._logits(self.decoder_norm(y))[:, 0]
+
+
+def build_model(cfg: ModelConfig) -> NMTModel:
+    """The model for a config, freshly initialised (seed torch beforehand for reproducible weights)."""
+    return NMTModel(cfg)

@@ -1,0 +1,68 @@
+"""Tokenizer: fixed special ids, single-piece language tags, EOS-aware decoding, content-hash cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmtscale.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, train_tokenizer
+
+TEXTS = [
+    f"{subject} {verb} the {thing} number {i}."
+    for i in range(40)
+    for subject, verb, thing in [("The user", "opens", "file"), ("Das Programm", "speichert", "Datei")]
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory) -> Tokenizer:
+    return train_tokenizer(
+        TEXTS, vocab_size=40, user_symbols=["<2de>", "<2en>"], cache_dir=tmp_path_factory.mktemp("tok")
+    )
+
+
+def test_special_ids_are_fixed(tokenizer):
+    assert [tokenizer.piece(i) for i in (PAD, UNK, BOS, EOS)] == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert tokenizer.vocab_size == 40
+
+
+def test_language_tags_are_single_pieces(tokenizer):
+    tag = Tokenizer.language_tag("de")
+    assert tag == "<2de>"
+    tag_id = tokenizer.token_id(tag)
+    for text in (tag, f"{tag} The user opens the file.", f"file{tag}Datei"):
+        pieces = [tokenizer.piece(i) for i in tokenizer.encode([text])[0]]
+        assert pieces.count(tag) == 1 and tag_id in tokenizer.encode([text])[0]
+
+
+def test_encode_adds_no_specials_and_decode_round_trips(tokenizer):
+    text = "The user opens the file number 7."
+    (ids,) = tokenizer.encode([text])
+    assert BOS not in ids and EOS not in ids and PAD not in ids
+    assert tokenizer.decode([ids]) == [text]
+
+
+def test_decode_stops_at_eos_and_skips_pad_and_bos(tokenizer):
+    ids = tokenizer.encode(["The user opens the file.", "Das Programm"])
+    assert tokenizer.decode([[BOS, *ids[0], EOS, *ids[1]], [*ids[1], PAD, PAD]]) == [
+        "The user opens the file.",
+        "Das Programm",
+    ]
+
+
+def test_unknown_piece_is_an_error(tokenizer):
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tokenizer.token_id("<2xx>")
+
+
+def test_cache_hit_on_same_inputs_and_miss_on_changed_ones(tmp_path):
+    first = train_tokenizer(TEXTS, vocab_size=42, cache_dir=tmp_path)
+    model_time = first.model_path.stat().st_mtime_ns
+    again = train_tokenizer(iter(TEXTS), vocab_size=42, cache_dir=tmp_path)
+    assert again.model_path == first.model_path
+    assert again.model_path.stat().st_mtime_ns == model_time
+    other_size = train_tokenizer(TEXTS, vocab_size=43, cache_dir=tmp_path)
+    other_text = train_tokenizer([*TEXTS[:-1], "Something else entirely."], vocab_size=42, cache_dir=tmp_path)
+    assert len({first.model_path, other_size.model_path, other_text.model_path}) == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".model") == sorted(
+        p.model_path.name for p in (first, other_size, other_text)
+    )

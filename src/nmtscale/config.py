@@ -1,0 +1,354 @@
+"""Run configuration: one dataclass per section, loaded from YAML with `--set key=value` overrides.
+
+A run is fully described by its `RunConfig`; `config_hash` of its canonical form names the run's directory.
+Every key is documented in `params/example_run.yaml`. Loading checks every key and type and the combinations
+that cannot work, and raises `ConfigurationError` naming the file, the dotted key and the closest valid key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from nmtscale.errors import ConfigurationError, closest
+from nmtscale.model import ModelConfig
+
+# The model section is nmtscale.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
+MODEL_KEYS_SET_BY_RUN = ("vocab_size",)
+PLACEHOLDER_VOCAB_SIZE = 1
+
+
+@dataclass
+class DataConfig:
+    """What the run trains and evaluates on (see `nmtscale.data`)."""
+
+    directions: list[str] = field(default_factory=lambda: ["en-de"])
+    test_sets: list[str] = field(default_factory=lambda: ["dev"])
+    vocab_size: int = 2000
+    weights: list[float] | None = None
+    temperature: float | None = None
+    max_train_pairs: int | None = None
+    train_files: dict[str, str | list[str]] | None = None
+    test_files: dict[str, dict[str, str | list[str]]] | None = None
+
+    def validate(self, source: str) -> None:
+        if not self.directions:
+            raise ConfigurationError(f"{source}: data.directions is empty; give at least one, e.g. ['en-de']")
+        for direction in self.directions:
+            parts = direction.split("-")
+            if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+                raise ConfigurationError(
+                    f"{source}: data.directions: {direction!r} is not a direction like 'en-de'"
+                )
+        if len(set(self.directions)) != len(self.directions):
+            raise ConfigurationError(f"{source}: data.directions lists a direction twice: {self.directions}")
+        if self.weights is not None and self.temperature is not None:
+            raise ConfigurationError(
+                f"{source}: data.weights and data.temperature both set; task sampling uses one or the other"
+            )
+        if self.weights is not None and (
+            len(self.weights) != len(self.directions) or min(self.weights) < 0 or sum(self.weights) <= 0
+        ):
+            raise ConfigurationError(
+                f"{source}: data.weights needs one non-negative weight per direction "
+                f"({len(self.directions)}), not {self.weights}"
+            )
+        if self.temperature is not None and self.temperature <= 0:
+            raise ConfigurationError(f"{source}: data.temperature must be > 0, not {self.temperature}")
+        if self.vocab_size < 8:
+            raise ConfigurationError(f"{source}: data.vocab_size must be at least 8, not {self.vocab_size}")
+        if self.max_train_pairs is not None and self.max_train_pairs < 1:
+            raise ConfigurationError(
+                f"{source}: data.max_train_pairs must be >= 1, not {self.max_train_pairs}"
+            )
+        if self.train_files is not None and sorted(self.train_files) != sorted(self.directions):
+            raise ConfigurationError(
+                f"{source}: data.train_files has directions {sorted(self.train_files)} but data.directions "
+                f"is {self.directions}; user training files need one entry per direction"
+            )
+        for direction in self.test_files or {}:
+            if direction not in self.directions:
+                raise ConfigurationError(
+                    f"{source}: data.test_files.{direction}: not one of data.directions {self.directions}"
+                    + closest(direction, self.directions)
+                )
+        if not self.test_sets and not self.test_files:
+            raise ConfigurationError(f"{source}: data.test_sets is empty and there are no data.test_files")
+
+
+@dataclass
+class TrainConfig:
+    """How the model is optimised (see `nmtscale.train`)."""
+
+    steps: int = 1000
+    max_tokens: int = 4096
+    accumulate: int = 1
+    optimizer: Literal["adafactor", "adamw"] = "adafactor"
+    lr: float = 1e-3
+    warmup_steps: int = 100
+    adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    weight_decay: float = 0.0
+    label_smoothing: float = 0.1
+    logit_cap: float | None = None
+    clip_norm: float | None = 1.0
+    source_lm_weight: float = 1.0
+    checkpoint_interval: int = 100
+    average_last: int = 0
+    seed: int = 0
+
+    def validate(self, source: str) -> None:
+        positive = ("steps", "max_tokens", "accumulate", "checkpoint_interval")
+        for key in positive:
+            if getattr(self, key) < 1:
+                raise ConfigurationError(f"{source}: train.{key} must be >= 1, not {getattr(self, key)}")
+        if self.lr <= 0:
+            raise ConfigurationError(f"{source}: train.lr must be > 0, not {self.lr}")
+        if self.warmup_steps < 0:
+            raise ConfigurationError(f"{source}: train.warmup_steps must be >= 0, not {self.warmup_steps}")
+        if len(self.adam_betas) != 2 or not all(0 <= b < 1 for b in self.adam_betas):
+            raise ConfigurationError(
+                f"{source}: train.adam_betas must be two numbers in [0, 1), not {self.adam_betas}"
+            )
+        if not 0 <= self.label_smoothing < 1:
+            raise ConfigurationError(
+                f"{source}: train.label_smoothing must be in [0, 1), not {self.label_smoothing}"
+            )
+        for key in ("logit_cap", "clip_norm"):
+            if getattr(self, key) is not None and getattr(self, key) <= 0:
+                raise ConfigurationError(
+                    f"{source}: train.{key} must be > 0 or null, not {getattr(self, key)}"
+                )
+        if self.source_lm_weight < 0:
+            raise ConfigurationError(
+                f"{source}: train.source_lm_weight must be >= 0, not {self.source_lm_weight}"
+            )
+        if self.average_last < 0:
+            raise ConfigurationError(f"{source}: train.average_last must be >= 0, not {self.average_last}")
+        if self.average_last * self.checkpoint_interval > self.steps:
+            raise ConfigurationError(
+                f"{source}: train.average_last={self.average_last} checkpoints every "
+                f"train.checkpoint_interval={self.checkpoint_interval} steps need more than "
+                f"train.steps={self.steps}"
+            )
+
+
+@dataclass
+class EvalConfig:
+    """When and how the run is evaluated."""
+
+    interval: int = 100
+    final_fraction: float = 0.1
+    decode: Literal["none", "greedy", "beam"] = "none"
+    beam_size: int = 4
+    length_penalty: float = 1.0
+    max_decode_sentences: int | None = 500
+
+    def validate(self, source: str) -> None:
+        if self.interval < 1:
+            raise ConfigurationError(f"{source}: eval.interval must be >= 1, not {self.interval}")
+        if not 0 < self.final_fraction <= 1:
+            raise ConfigurationError(
+                f"{source}: eval.final_fraction must be in (0, 1], not {self.final_fraction}"
+            )
+        if self.beam_size < 1:
+            raise ConfigurationError(f"{source}: eval.beam_size must be >= 1, not {self.beam_size}")
+        if self.max_decode_sentences is not None and self.max_decode_sentences < 1:
+            raise ConfigurationError(
+                f"{source}: eval.max_decode_sentences must be >= 1 or null, not {self.max_decode_sentences}"
+            )
+
+
+@dataclass
+class RunConfig:
+    """Everything that determines a run's result."""
+
+    model: ModelConfig = field(default_factory=lambda: ModelConfig(vocab_size=PLACEHOLDER_VOCAB_SIZE))
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def validate(self, source: str) -> None:
+        self.data.validate(source)
+        self.train.validate(source)
+        self.eval.validate(source)
+
+
+SECTIONS = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig, "eval": EvalConfig}
+
+
+def to_dict(cfg: RunConfig) -> dict[str, Any]:
+    """The config as plain YAML-able data, without the keys the run sets itself."""
+    raw = dataclasses.asdict(cfg)
+    for key in MODEL_KEYS_SET_BY_RUN:
+        raw["model"].pop(key)
+    return raw
+
+
+def config_hash(cfg: RunConfig) -> str:
+    """A short content hash of the canonical config: equal configs, and only those, share a run directory."""
+    canonical = json.dumps(to_dict(cfg), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def from_dict(raw: Any, source: str = "<config>") -> RunConfig:
+    """Build and validate a RunConfig from parsed YAML; `source` names the file in error messages."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"{source}: expected a mapping of sections, got {type(raw).__name__}")
+    sections = {}
+    for name, value in raw.items():
+        if name not in SECTIONS:
+            raise ConfigurationError(f"{source}: unknown section {name!r}" + closest(str(name), SECTIONS))
+        sections[name] = value
+    model_raw = dict(sections.get("model") or {})
+    for key in MODEL_KEYS_SET_BY_RUN:
+        if key in model_raw:
+            raise ConfigurationError(
+                f"{source}: model.{key} is set from the run's tokenizer; set data.vocab_size instead"
+            )
+        model_raw[key] = PLACEHOLDER_VOCAB_SIZE
+    sections["model"] = model_raw
+    cfg = RunConfig(**{name: _build(cls, sections.get(name), source, name) for name, cls in SECTIONS.items()})
+    cfg.validate(source)
+    return cfg
+
+
+def load_config(path: str | Path, overrides: typing.Sequence[str] = ()) -> RunConfig:
+    """Read a run config from YAML and apply `key=value` overrides (dotted keys, YAML values)."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigurationError(f"{path}: no such config file") from None
+    except yaml.YAMLError as err:
+        raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
+    raw = apply_overrides(raw or {}, overrides, str(path))
+    return from_dict(raw, str(path))
+
+
+def apply_overrides(raw: dict[str, Any], overrides: typing.Sequence[str], source: str) -> dict[str, Any]:
+    """A copy of `raw` with each 'section.key=value' override set; the value is parsed as YAML."""
+    raw = json.loads(json.dumps(raw))
+    valid = dotted_keys()
+    for override in overrides:
+        key, sep, text = override.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ConfigurationError(f"{source}: override {override!r} is not of the form section.key=value")
+        if key not in valid:
+            raise ConfigurationError(f"{source}: --set {key}: unknown key" + closest(key, valid))
+        section, name = key.split(".", 1)
+        raw.setdefault(section, {})
+        if not isinstance(raw[section], dict):
+            raise ConfigurationError(f"{source}: section {section!r} is not a mapping")
+        raw[section][name] = yaml.safe_load(text)
+    return raw
+
+
+def dotted_keys() -> list[str]:
+    """Every settable key as 'section.key'."""
+    keys = []
+    for section, cls in SECTIONS.items():
+        keys += [
+            f"{section}.{f.name}" for f in dataclasses.fields(cls) if f.name not in _run_set_keys(section)
+        ]
+    return keys
+
+
+def _run_set_keys(section: str) -> tuple[str, ...]:
+    return MODEL_KEYS_SET_BY_RUN if section == "model" else ()
+
+
+def _build(cls: type, raw: Any, source: str, section: str) -> Any:
+    """Instantiate dataclass `cls` from a mapping, checking each key's name and type."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"{source}: section {section!r} must be a mapping, got {type(raw).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    values = {}
+    for key, value in raw.items():
+        if key not in names:
+            shown = [n for n in names if n not in _run_set_keys(section)]
+            raise ConfigurationError(f"{source}: unknown key {section}.{key}" + closest(str(key), shown))
+        values[key] = _check_type(value, hints[key], source, f"{section}.{key}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as err:
+        raise ConfigurationError(f"{source}: section {section!r}: {err}") from None
+
+
+def _check_type(value: Any, hint: Any, source: str, key: str) -> Any:
+    """`value` if it matches the annotation `hint` (an int passes as a float), else ConfigurationError."""
+    checked = _coerce(value, hint)
+    if checked is _MISMATCH:
+        raise ConfigurationError(f"{source}: {key} must be {_describe(hint)}, not {value!r}")
+    return checked
+
+
+_MISMATCH = object()
+
+
+def _coerce(value: Any, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            checked = _coerce(value, option)
+            if checked is not _MISMATCH:
+                return checked
+        return _MISMATCH
+    if origin is Literal:
+        return value if value in args else _MISMATCH
+    if hint is type(None):
+        return None if value is None else _MISMATCH
+    if origin in (list, tuple):
+        if not isinstance(value, list | tuple):
+            return _MISMATCH
+        item_hint = args[0] if args else Any
+        items = [_coerce(item, item_hint) for item in value]
+        return _MISMATCH if any(i is _MISMATCH for i in items) else origin(items)
+    if origin is dict:
+        if not isinstance(value, dict):
+            return _MISMATCH
+        pairs = {_coerce(k, args[0]): _coerce(v, args[1]) for k, v in value.items()}
+        bad = any(k is _MISMATCH or v is _MISMATCH for k, v in pairs.items())
+        return _MISMATCH if bad else pairs
+    if hint is float:
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else _MISMATCH
+    if hint is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else _MISMATCH
+    if isinstance(hint, type):
+        return value if isinstance(value, hint) else _MISMATCH
+    return value
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in args)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if hint is type(None):
+        return "null"
+    if origin in (list, tuple):
+        return f"a list of {_describe(args[0])}" if args else "a list"
+    if origin is dict:
+        return f"a mapping of {_describe(args[0])} to {_describe(args[1])}"
+    return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

@@ -1,0 +1,98 @@
+"""Run config loading: defaults, overrides, hashing, and errors that name the file, key and closest key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmtscale.config import config_hash, dotted_keys, from_dict, load_config
+from nmtscale.errors import ConfigurationError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "params" / "example_run.yaml"
+
+
+def write(tmp_path: Path, raw: dict) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_example_config_documents_every_key_with_a_comment():
+    raw = yaml.safe_load(EXAMPLE.read_text())
+    documented = [f"{section}.{key}" for section, keys in raw.items() for key in keys]
+    assert sorted(documented) == sorted(dotted_keys())
+    for line in EXAMPLE.read_text().splitlines():
+        if re.match(r"^\s*\w+:", line):
+            assert "#" in line, f"key without a comment: {line!r}"
+
+
+def test_example_config_loads_and_overrides_apply():
+    cfg = load_config(
+        EXAMPLE, ["train.steps=7", "model.arch=causallm", "model.enc_layers=0", "data.weights=null"]
+    )
+    assert cfg.train.steps == 7
+    assert cfg.model.arch == "causallm"
+    assert cfg.data.directions == ["en-de"]
+
+
+def test_hash_is_a_function_of_the_content():
+    assert config_hash(load_config(EXAMPLE)) == config_hash(load_config(EXAMPLE))
+    # spelling out a default does not change the run; changing a value does
+    assert config_hash(from_dict({})) == config_hash(from_dict({"train": {"seed": 0}}))
+    assert config_hash(from_dict({})) != config_hash(from_dict({"train": {"seed": 1}}))
+
+
+def test_ints_are_accepted_where_numbers_are_expected():
+    assert from_dict({"train": {"lr": 1}}).train.lr == 1.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"trian": {}}, r"unknown section 'trian' \(did you mean 'train'\?\)"),
+        ({"train": {"stpes": 3}}, r"unknown key train.stpes \(did you mean 'steps'\?\)"),
+        ({"model": {"d_modle": 3}}, r"unknown key model.d_modle \(did you mean 'd_model'\?\)"),
+        ({"train": {"steps": "many"}}, r"train.steps must be an integer, not 'many'"),
+        ({"train": {"steps": 2.5}}, r"train.steps must be an integer"),
+        ({"train": {"optimizer": "sgd"}}, r"train.optimizer must be one of 'adafactor', 'adamw'"),
+        ({"data": {"directions": "en-de"}}, r"data.directions must be a list of a string"),
+        ({"data": {"directions": ["ende"]}}, r"data.directions: 'ende' is not a direction"),
+        ({"data": {"weights": [1], "temperature": 5}}, r"data.weights and data.temperature both set"),
+        (
+            {"data": {"directions": ["en-de", "en-fr"], "weights": [1]}},
+            r"one non-negative weight per direction",
+        ),
+        ({"data": {"train_files": {"en-fr": "x.tsv"}}}, r"data.train_files has directions \['en-fr'\]"),
+        ({"model": {"vocab_size": 100}}, r"model.vocab_size is set from the run's tokenizer"),
+        ({"model": {"arch": "causallm", "enc_layers": 2}}, r"section 'model'.*enc_layers"),
+        ({"train": {"steps": 10, "average_last": 5, "checkpoint_interval": 5}}, r"train.average_last=5"),
+        ({"train": {"label_smoothing": 1}}, r"train.label_smoothing must be in \[0, 1\)"),
+        ({"eval": {"final_fraction": 0}}, r"eval.final_fraction must be in \(0, 1\]"),
+    ],
+)
+def test_bad_configs_name_file_key_and_suggestion(tmp_path, raw, expected):
+    path = write(tmp_path, raw)
+    with pytest.raises(ConfigurationError, match=expected) as err:
+        load_config(path)
+    assert str(path) in str(err.value)
+
+
+def test_bad_override_names_key_and_suggestion():
+    with pytest.raises(
+        ConfigurationError, match=r"--set train.stesp: unknown key \(did you mean 'train.steps'\?\)"
+    ):
+        load_config(EXAMPLE, ["train.stesp=3"])
+    with pytest.raises(ConfigurationError, match="not of the form section.key=value"):
+        load_config(EXAMPLE, ["train.steps"])
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(ConfigurationError, match="no such config file"):
+        load_config(tmp_path / "absent.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train: [unclosed\n")
+    with pytest.raises(ConfigurationError, match="bad.yaml: not valid YAML"):
+        load_config(bad)

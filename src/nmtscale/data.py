@@ -1,0 +1,141 @@
+"""The experiment data pipeline: from a run's data section to a tokenizer, training examples and test sets.
+
+Training text comes from the built-in corpus (`nmtscale.corpus`) or from user files (TSV, or two aligned
+files). When the run translates into more than one target language, every source begins with the target
+language's tag (`<2de>`), as in Fernandes et al.'s one-to-many models.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nmtscale import corpus
+from nmtscale.batching import Example
+from nmtscale.config import DataConfig
+from nmtscale.errors import ConfigurationError
+from nmtscale.tokenizer import Tokenizer, train_tokenizer
+
+DEV_SPLIT = "dev"
+# A fixed seed for capping training pairs: smaller caps give nested subsets, whatever the run's seed.
+SUBSAMPLE_SEED = 0
+
+
+@dataclass
+class TestSet:
+    """One test set in one direction, tokenized, with its raw text for BLEU."""
+
+    name: str
+    direction: str
+    examples: list[Example]
+    sources: list[str]
+    references: list[str]
+
+    @property
+    def target_lang(self) -> str:
+        return self.direction.split("-")[1]
+
+
+@dataclass
+class ExperimentData:
+    """Everything a run trains and evaluates on."""
+
+    tokenizer: Tokenizer
+    directions: list[str]
+    tasks: list[list[Example]]
+    test_sets: list[TestSet]
+    tagged: bool
+
+
+def split_direction(direction: str) -> tuple[str, str]:
+    """'en-de' -> ('en', 'de')."""
+    src_lang, tgt_lang = direction.split("-")
+    return src_lang, tgt_lang
+
+
+def uses_target_tags(directions: Sequence[str]) -> bool:
+    """Sources carry a target-language tag exactly when the run translates into more than one language."""
+    return len({split_direction(d)[1] for d in directions}) > 1
+
+
+def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
+    """Load the training pairs and test sets of `cfg`, train (or reuse) the tokenizer, and encode them."""
+    tagged = uses_target_tags(cfg.directions)
+    train_pairs = [_training_pairs(cfg, direction) for direction in cfg.directions]
+    raw_test_sets = _test_pairs(cfg)
+    tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in cfg.directions}) if tagged else []
+    texts = [text for pairs in train_pairs for pair in pairs for text in pair]
+    tokenizer = train_tokenizer(texts, cfg.vocab_size, user_symbols=tags, cache_dir=cache_dir / "tokenizers")
+    tasks = [
+        encode_pairs(tokenizer, pairs, direction, tagged, task)
+        for task, (pairs, direction) in enumerate(zip(train_pairs, cfg.directions, strict=True))
+    ]
+    test_sets = [
+        TestSet(
+            name=name,
+            direction=direction,
+            examples=encode_pairs(tokenizer, pairs, direction, tagged, cfg.directions.index(direction)),
+            sources=[src for src, _ in pairs],
+            references=[tgt for _, tgt in pairs],
+        )
+        for name, direction, pairs in raw_test_sets
+    ]
+    return ExperimentData(tokenizer, list(cfg.directions), tasks, test_sets, tagged)
+
+
+def encode_sources(
+    tokenizer: Tokenizer, texts: Sequence[str], direction: str, tagged: bool
+) -> list[list[int]]:
+    """Token ids of source sentences, behind the target-language tag when the run uses tags."""
+    prefix = [tokenizer.token_id(tokenizer.language_tag(split_direction(direction)[1]))] if tagged else []
+    return [prefix + ids for ids in tokenizer.encode(list(texts))]
+
+
+def encode_pairs(
+    tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]], direction: str, tagged: bool, task: int = 0
+) -> list[Example]:
+    """`Example`s of task `task` from (source, target) text pairs in one direction."""
+    sources = encode_sources(tokenizer, [src for src, _ in pairs], direction, tagged)
+    targets = tokenizer.encode([tgt for _, tgt in pairs])
+    return [Example(src, tgt, task) for src, tgt in zip(sources, targets, strict=True)]
+
+
+def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
+    if cfg.train_files is not None:
+        pairs = corpus.read_parallel(cfg.train_files[direction])
+    else:
+        pairs = corpus.load_pairs(*split_direction(direction), "train")
+    if cfg.max_train_pairs is not None and len(pairs) > cfg.max_train_pairs:
+        pairs = list(pairs)
+        random.Random(SUBSAMPLE_SEED).shuffle(pairs)
+        pairs = pairs[: cfg.max_train_pairs]
+    return list(pairs)
+
+
+def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(name, direction, pairs) of every test set of the run: corpus test sets, then user test files."""
+    found = []
+    for name in cfg.test_sets:
+        available_somewhere = False
+        for direction in cfg.directions:
+            src_lang, tgt_lang = split_direction(direction)
+            if name == DEV_SPLIT:
+                found.append((name, direction, corpus.load_pairs(src_lang, tgt_lang, DEV_SPLIT)))
+            elif name in corpus.test_set_names(src_lang, tgt_lang):
+                found.append((name, direction, corpus.load_test_set(name, src_lang, tgt_lang)))
+            else:
+                continue
+            available_somewhere = True
+        if not available_somewhere:
+            valid = sorted(
+                {DEV_SPLIT, *(n for d in cfg.directions for n in corpus.test_set_names(*split_direction(d)))}
+            )
+            raise ConfigurationError(
+                f"data.test_sets: {name!r} exists in none of the directions {cfg.directions}; valid: {valid}"
+            )
+    for direction, files in (cfg.test_files or {}).items():
+        for name, paths in files.items():
+            found.append((name, direction, corpus.read_parallel(paths)))
+    return found

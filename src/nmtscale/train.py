@@ -1,0 +1,498 @@
+"""The trainer: one run from a config and its data to a `RunSummary`, resumable to the bit.
+
+The recipe follows the papers: Adafactor (or AdamW) with linear warm-up then inverse-square-root decay,
+label smoothing, optional tanh logit capping, batches measured in target tokens with gradient accumulation,
+gradient clipping, and averaging of the last checkpoints (Zhang et al.). Every `eval.interval` steps the exact
+per-token cross-entropy of every test set is measured; a run's final loss on a test set is the median of those
+evaluations over the last `eval.final_fraction` of training (Ghorbani et al. use the last 10%).
+
+A checkpoint holds the model, optimiser, schedule, every random generator and the data position, so a run
+stopped after any checkpoint and resumed reproduces the uninterrupted run exactly on CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from nmtscale import search
+from nmtscale.batching import Batch, BatchStream, Example, collate, eval_batches
+from nmtscale.config import RunConfig, TrainConfig, to_dict
+from nmtscale.data import ExperimentData, TestSet
+from nmtscale.flops import training_flops_per_target_token
+from nmtscale.metrics import bleu, chrf, off_target_rate
+from nmtscale.model import ModelConfig, NMTModel, build_model
+from nmtscale.tokenizer import PAD
+
+CHECKPOINT = "checkpoint.pt"
+MODEL = "model.pt"
+METRICS_LOG = "metrics.jsonl"
+DECODE_BATCH_SENTENCES = 64
+
+
+@dataclass
+class RunSummary:
+    """What a run measured; stored as `summary.json` in its run directory."""
+
+    run_id: str
+    status: str  # "finished" or "failed"
+    reason: str | None
+    config: dict[str, Any]
+    steps: int
+    final_loss: dict[str, float]
+    averaged_loss: dict[str, float] | None
+    curves: list[dict[str, Any]]
+    n_params: int
+    n_params_non_embedding: int
+    flops_per_target_token: float
+    training_flops: float
+    tokens_seen: dict[str, int]
+    wall_time_s: float
+    device: str
+    translation: dict[str, dict[str, Any]] | None = None
+    test_set_sizes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSummary:
+        return cls(**json.loads(text))
+
+
+def test_set_key(test_set: TestSet) -> str:
+    """The name a test set has in summaries and logs: 'en-de/dev'."""
+    return f"{test_set.direction}/{test_set.name}"
+
+
+def pick_device() -> torch.device:
+    """CUDA when present, else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def autocast(device: torch.device) -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA; CPU stays fp32 (bf16 is slower on CPU for these model sizes)."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def lr_multiplier(update: int, warmup_steps: int) -> float:
+    """Linear warm-up to 1 over `warmup_steps` updates, then inverse-square-root decay from there."""
+    if update <= warmup_steps:
+        return update / warmup_steps
+    return math.sqrt(max(warmup_steps, 1) / update)
+
+
+def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """Adafactor or AdamW at the peak learning rate; the schedule scales it."""
+    if cfg.optimizer == "adafactor":
+        return torch.optim.Adafactor(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.AdamW(
+        model.parameters(), lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay
+    )
+
+
+def cap_logits(logits: torch.Tensor, logit_cap: float | None) -> torch.Tensor:
+    """Soft-cap logits to (-cap, cap) with tanh, which keeps large logits from running away."""
+    if logit_cap is None:
+        return logits
+    return logit_cap * torch.tanh(logits / logit_cap)
+
+
+def token_loss_sum(
+    logits: torch.Tensor, targets: torch.Tensor, logit_cap: float | None, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """Sum over non-pad positions of the (label-smoothed) cross-entropy, computed in fp32."""
+    logits = cap_logits(logits.float(), logit_cap)
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)),
+        targets.reshape(-1),
+        ignore_index=PAD,
+        label_smoothing=label_smoothing,
+        reduction="sum",
+    )
+
+
+def source_lm_targets(src: torch.Tensor) -> torch.Tensor:
+    """Targets of the CausalLM source-side LM loss: source position i predicts source token i+1."""
+    return torch.cat([src[:, 1:], torch.full_like(src[:, :1], PAD)], dim=1)
+
+
+@torch.no_grad()
+def evaluate_loss(
+    model: NMTModel, examples: Sequence[Example], max_tokens: int, logit_cap: float | None
+) -> float:
+    """Exact per-token cross-entropy of the whole set (sum of token losses / token count), no smoothing."""
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for batch in eval_batches(examples, max_tokens):
+        batch = batch.to(device)
+        with autocast(device):
+            output = model(batch.src, batch.tgt_in)
+        total += token_loss_sum(output.tgt_logits, batch.tgt_out, logit_cap).item()
+        count += batch.n_tgt_tokens
+    model.train(was_training)
+    return total / count
+
+
+def final_loss(curves: Sequence[dict[str, Any]], key: str, total_steps: int, final_fraction: float) -> float:
+    """Median of a test set's evaluations over the last `final_fraction` of training."""
+    start = total_steps * (1 - final_fraction)
+    losses = [point["test_loss"][key] for point in curves if point["step"] >= start]
+    if not losses:
+        raise ValueError(f"no evaluation of {key} in the last {final_fraction:.0%} of {total_steps} steps")
+    return statistics.median(losses)
+
+
+@torch.no_grad()
+def translate_ids(
+    model: NMTModel,
+    sources: Sequence[list[int]],
+    method: str = "greedy",
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+) -> list[list[int]]:
+    """Decode token-id sources in length-sorted batches; returns target ids in input order."""
+    device = next(model.parameters()).device
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    outputs: list[list[int]] = [[] for _ in sources]
+    for start in range(0, len(order), DECODE_BATCH_SENTENCES):
+        chunk = order[start : start + DECODE_BATCH_SENTENCES]
+        src = collate([Example(sources[i], []) for i in chunk]).src.to(device)
+        with autocast(device):
+            if method == "beam":
+                hyps = search.beam_search(model, src, beam_size=beam_size, length_penalty=length_penalty)
+            else:
+                hyps = search.greedy(model, src)
+        for i, hyp in zip(chunk, hyps, strict=True):
+            outputs[i] = hyp
+    return outputs
+
+
+class MetricsLog:
+    """Append-only JSONL log of training and evaluation events."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def write(self, **record: Any) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+@dataclass
+class TrainingState:
+    """What the loop carries besides model, optimiser, schedule and data stream; saved in every checkpoint."""
+
+    step: int = 0
+    target_tokens: int = 0
+    wall_time_s: float = 0.0
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[dict[str, torch.Tensor]] = field(default_factory=list)
+    objective_sum: float = 0.0
+    objective_steps: int = 0
+
+
+class Trainer:
+    """Trains one run in `run_dir`, resuming from its checkpoint when there is one."""
+
+    def __init__(self, cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | None = None):
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.data = data
+        self.progress = progress
+        self.device = pick_device()
+        self.log = MetricsLog(run_dir / METRICS_LOG)
+        seed_everything(cfg.train.seed)
+        self.model_config = dataclasses.replace(cfg.model, vocab_size=data.tokenizer.vocab_size)
+        self.model = build_model(self.model_config).to(self.device)
+        self.optimizer = build_optimizer(self.model, cfg.train)
+        warmup = cfg.train.warmup_steps
+        # LambdaLR calls its function with the number of updates done; the factor applies to the next update.
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda done: lr_multiplier(done + 1, warmup)
+        )
+        self.stream = BatchStream(
+            data.tasks,
+            cfg.train.max_tokens,
+            seed=cfg.train.seed,
+            weights=cfg.data.weights,
+            temperature=cfg.data.temperature,
+        )
+        self.state = TrainingState()
+
+    def run(self) -> RunSummary:
+        """Train to `train.steps` (or until divergence) and summarise."""
+        checkpoint = self.run_dir / CHECKPOINT
+        if checkpoint.exists():
+            self.load_checkpoint(checkpoint)
+            self.log.write(event="resume", step=self.state.step)
+        cfg = self.cfg.train
+        self.model.train()
+        batches = iter(self.stream)
+        bar = tqdm(total=cfg.steps, initial=self.state.step, disable=self._bar_disabled(), unit="step")
+        session_start = time.perf_counter()
+        wall_before = self.state.wall_time_s
+        while self.state.step < cfg.steps:
+            step_start = time.perf_counter()
+            micro_batches = [next(batches) for _ in range(cfg.accumulate)]
+            objective, grad_norm = self.train_step(micro_batches)
+            self.state.step += 1
+            tokens = sum(b.n_tgt_tokens for b in micro_batches)
+            self.state.target_tokens += tokens
+            self.state.wall_time_s = wall_before + time.perf_counter() - session_start
+            tokens_per_s = tokens / (time.perf_counter() - step_start)
+            self.log.write(
+                event="train",
+                step=self.state.step,
+                objective=objective,
+                grad_norm=grad_norm,
+                lr=self.scheduler.get_last_lr()[0],
+                target_tokens=self.state.target_tokens,
+                tokens_per_s=tokens_per_s,
+            )
+            if not (math.isfinite(objective) and math.isfinite(grad_norm)):
+                bar.close()
+                reason = f"diverged at step {self.state.step}: loss {objective}, gradient norm {grad_norm}"
+                self.log.write(event="failed", step=self.state.step, reason=reason)
+                return self.summary("failed", reason)
+            self.state.objective_sum += objective
+            self.state.objective_steps += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{objective:.3f}", tok_s=f"{tokens_per_s:.0f}")
+            if self.state.step % self.cfg.eval.interval == 0 or self.state.step == cfg.steps:
+                self.evaluate()
+            if self.state.step % cfg.checkpoint_interval == 0 or self.state.step == cfg.steps:
+                self.take_snapshot()
+                self.save_checkpoint(checkpoint)
+        bar.close()
+        return self.finish()
+
+    def train_step(self, micro_batches: list[Batch]) -> tuple[float, float]:
+        """One update from accumulated micro-batches: returns the objective per token and gradient norm."""
+        cfg = self.cfg.train
+        n_target = sum(b.n_tgt_tokens for b in micro_batches)
+        n_source = sum(int((source_lm_targets(b.src) != PAD).sum()) for b in micro_batches)
+        objective = 0.0
+        for batch in micro_batches:
+            batch = batch.to(self.device)
+            with autocast(self.device):
+                output = self.model(batch.src, batch.tgt_in)
+            loss = (
+                token_loss_sum(output.tgt_logits, batch.tgt_out, cfg.logit_cap, cfg.label_smoothing)
+                / n_target
+            )
+            if output.src_logits is not None and cfg.source_lm_weight > 0:
+                src_loss = token_loss_sum(
+                    output.src_logits, source_lm_targets(batch.src), cfg.logit_cap, cfg.label_smoothing
+                )
+                loss = loss + cfg.source_lm_weight * src_loss / max(n_source, 1)
+            loss.backward()
+            objective += loss.item()
+        max_norm = cfg.clip_norm if cfg.clip_norm is not None else math.inf
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm))
+        if math.isfinite(objective) and math.isfinite(grad_norm):
+            self.optimizer.step()
+            self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return objective, grad_norm
+
+    def evaluate(self) -> dict[str, float]:
+        losses = {
+            test_set_key(t): evaluate_loss(
+                self.model, t.examples, self.cfg.train.max_tokens, self.cfg.train.logit_cap
+            )
+            for t in self.data.test_sets
+        }
+        mean_objective = self.state.objective_sum / max(self.state.objective_steps, 1)
+        self.state.objective_sum, self.state.objective_steps = 0.0, 0
+        point = {
+            "step": self.state.step,
+            "target_tokens": self.state.target_tokens,
+            "train_objective": mean_objective,
+            "test_loss": losses,
+        }
+        self.state.curves.append(point)
+        self.log.write(event="eval", **point)
+        return losses
+
+    def take_snapshot(self) -> None:
+        """Keep the weights of the last `train.average_last` checkpoints for averaging at the end."""
+        keep = self.cfg.train.average_last
+        if keep == 0:
+            return
+        snapshot = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        self.state.snapshots = [*self.state.snapshots, snapshot][-keep:]
+
+    def finish(self) -> RunSummary:
+        averaged_loss = None
+        if self.state.snapshots:
+            averaged = {
+                k: torch.stack([s[k].float() for s in self.state.snapshots]).mean(0).to(v.dtype)
+                for k, v in self.state.snapshots[-1].items()
+            }
+            self.model.load_state_dict(averaged)
+            averaged_loss = {
+                test_set_key(t): evaluate_loss(
+                    self.model, t.examples, self.cfg.train.max_tokens, self.cfg.train.logit_cap
+                )
+                for t in self.data.test_sets
+            }
+        atomic_torch_save(
+            {"model_config": dataclasses.asdict(self.model_config), "state_dict": self.model.state_dict()},
+            self.run_dir / MODEL,
+        )
+        translation = self.translation_metrics() if self.cfg.eval.decode != "none" else None
+        return self.summary("finished", None, averaged_loss, translation)
+
+    def translation_metrics(self) -> dict[str, dict[str, Any]]:
+        """BLEU, chrF and off-target rate of the final model on (a prefix of) every test set."""
+        cfg = self.cfg.eval
+        results = {}
+        for test_set in self.data.test_sets:
+            n = len(test_set.examples) if cfg.max_decode_sentences is None else cfg.max_decode_sentences
+            sources = [e.src for e in test_set.examples[:n]]
+            ids = translate_ids(self.model, sources, cfg.decode, cfg.beam_size, cfg.length_penalty)
+            hypotheses = self.data.tokenizer.decode(ids)
+            references = test_set.references[: len(hypotheses)]
+            bleu_score = bleu(hypotheses, references, test_set.target_lang)
+            chrf_score = chrf(hypotheses, references)
+            results[test_set_key(test_set)] = {
+                "sentences": len(hypotheses),
+                "bleu": bleu_score.score,
+                "bleu_signature": bleu_score.signature,
+                "chrf": chrf_score.score,
+                "chrf_signature": chrf_score.signature,
+                "off_target_rate": off_target_rate(hypotheses, test_set.target_lang),
+            }
+        return results
+
+    def summary(
+        self,
+        status: str,
+        reason: str | None,
+        averaged_loss: dict[str, float] | None = None,
+        translation: dict[str, dict[str, Any]] | None = None,
+    ) -> RunSummary:
+        cfg = self.cfg
+        keys = [test_set_key(t) for t in self.data.test_sets]
+        finals = {}
+        if status == "finished":
+            finals = {
+                k: final_loss(self.state.curves, k, cfg.train.steps, cfg.eval.final_fraction) for k in keys
+            }
+        examples = [e for task in self.data.tasks for e in task]
+        # FLOPs at the mean sentence lengths (the target side counts its EOS)
+        mean_src = round(sum(len(e.src) for e in examples) / len(examples))
+        mean_tgt = round(sum(len(e.tgt) + 1 for e in examples) / len(examples))
+        per_token = training_flops_per_target_token(self.model_config, max(mean_src, 1), mean_tgt)
+        return RunSummary(
+            run_id=self.run_dir.name,
+            status=status,
+            reason=reason,
+            config=to_dict(cfg),
+            steps=self.state.step,
+            final_loss=finals,
+            averaged_loss=averaged_loss,
+            curves=self.state.curves,
+            n_params=self.model.get_num_params(non_embedding=False),
+            n_params_non_embedding=self.model.get_num_params(non_embedding=True),
+            flops_per_target_token=float(per_token),
+            training_flops=float(per_token) * self.state.target_tokens,
+            tokens_seen=dict(zip(self.data.directions, map(int, self.stream.tokens_seen), strict=True)),
+            wall_time_s=self.state.wall_time_s,
+            device=str(self.device),
+            translation=translation,
+            test_set_sizes={test_set_key(t): len(t.examples) for t in self.data.test_sets},
+        )
+
+    def save_checkpoint(self, path: Path) -> None:
+        atomic_torch_save(
+            {
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "stream": self.stream.state_dict(),
+                "rng": rng_state(),
+                "state": dataclasses.asdict(self.state),
+            },
+            path,
+        )
+
+    def load_checkpoint(self, path: Path) -> None:
+        checkpoint = torch.load(path, map_location=self.device, weights_only=False)
+        self.model.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        self.scheduler.load_state_dict(checkpoint["scheduler"])
+        self.stream.load_state_dict(checkpoint["stream"])
+        set_rng_state(checkpoint["rng"])
+        self.state = TrainingState(**checkpoint["state"])
+
+    def _bar_disabled(self) -> bool | None:
+        # None lets tqdm decide: a bar on a terminal, nothing in a log file or a papermill run.
+        return None if self.progress is None else not self.progress
+
+
+def train(cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | None = None) -> RunSummary:
+    """Train (or resume) the run described by `cfg` in `run_dir` and return its summary."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return Trainer(cfg, run_dir, data, progress).run()
+
+
+def load_trained_model(run_dir: Path, device: torch.device | None = None) -> NMTModel:
+    """The final model of a finished run (the averaged checkpoints when the run averaged them)."""
+    payload = torch.load(run_dir / MODEL, map_location=device or pick_device(), weights_only=False)
+    model = build_model(ModelConfig(**payload["model_config"]))
+    model.load_state_dict(payload["state_dict"])
+    return model.to(device or pick_device()).eval()
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (all devices)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def rng_state() -> dict[str, Any]:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"].cpu())
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
+
+
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    """Write with torch.save to a temporary file, then rename: a crash never leaves a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)

@@ -1,0 +1,218 @@
+"""The trainer on a tiny model and a tiny synthetic word-for-word task, on CPU."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from nmtscale import data
+from nmtscale import train as trainer
+from nmtscale.batching import BatchStream, collate
+from nmtscale.config import from_dict
+from nmtscale.data import ExperimentData, encode_pairs
+from nmtscale.tokenizer import train_tokenizer
+
+# A toy language pair: each English word has one German word, in the same order.
+LEXICON = {
+    "the": "der", "a": "ein", "cat": "katze", "dog": "hund", "sees": "sieht", "likes": "mag",
+    "small": "klein", "big": "gross", "red": "rot", "house": "haus", "tree": "baum", "man": "mann",
+    "woman": "frau", "child": "kind", "eats": "isst", "runs": "rennt", "green": "gruen", "old": "alt",
+    "bird": "vogel",
+}  # fmt: skip
+
+
+def toy_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    words = sorted(LEXICON)
+    pairs = []
+    for _ in range(n):
+        sentence = [rng.choice(words) for _ in range(rng.randint(2, 8))]
+        pairs.append((" ".join(sentence), " ".join(LEXICON[w] for w in sentence)))
+    return pairs
+
+
+TINY_RUN = {
+    "model": {"d_model": 16, "n_heads": 2, "d_ff": 32, "enc_layers": 1, "dec_layers": 1},
+    "data": {"vocab_size": 48},
+    "train": {"steps": 20, "max_tokens": 96, "lr": 0.01, "warmup_steps": 4, "checkpoint_interval": 5},
+    "eval": {"interval": 5, "final_fraction": 0.5},
+}
+
+
+def tiny_config(**sections):
+    raw = {
+        name: {**TINY_RUN.get(name, {}), **sections.get(name, {})}
+        for name in ("model", "data", "train", "eval")
+    }
+    return from_dict(raw, "<test>")
+
+
+@pytest.fixture(scope="module")
+def toy_data(tmp_path_factory) -> ExperimentData:
+    torch.set_num_threads(1)
+    train_pairs, test_pairs = toy_pairs(300, seed=1), toy_pairs(40, seed=2)
+    texts = [text for pair in train_pairs for text in pair]
+    tokenizer = train_tokenizer(texts, 48, cache_dir=tmp_path_factory.mktemp("tokenizers"))
+    test_set = data.TestSet(
+        "toy",
+        "en-de",
+        encode_pairs(tokenizer, test_pairs, "en-de", False),
+        *map(list, zip(*test_pairs, strict=True)),
+    )
+    return ExperimentData(
+        tokenizer, ["en-de"], [encode_pairs(tokenizer, train_pairs, "en-de", False)], [test_set], False
+    )
+
+
+def final_weights(run_dir):
+    return torch.load(run_dir / trainer.MODEL, weights_only=False)["state_dict"]
+
+
+def test_lr_schedule_warms_up_linearly_then_decays_as_inverse_square_root():
+    assert trainer.lr_multiplier(1, 4) == 0.25
+    assert trainer.lr_multiplier(4, 4) == 1.0
+    assert trainer.lr_multiplier(16, 4) == pytest.approx(0.5)
+    assert trainer.lr_multiplier(9, 0) == pytest.approx(1 / 3)
+
+
+def test_logit_cap_bounds_logits_and_keeps_small_ones():
+    logits = torch.tensor([-1000.0, -0.01, 0.0, 0.01, 1000.0])
+    capped = trainer.cap_logits(logits, 30.0)
+    assert capped.abs().max() <= 30.0
+    assert torch.allclose(capped[1:4], logits[1:4], atol=1e-6)
+    assert trainer.cap_logits(logits, None) is logits
+
+
+def test_final_loss_is_the_median_over_the_last_stretch():
+    curves = [
+        {"step": s, "test_loss": {"t": loss}} for s, loss in [(10, 9.0), (80, 5.0), (90, 1.0), (100, 4.0)]
+    ]
+    assert trainer.final_loss(curves, "t", total_steps=100, final_fraction=0.2) == 4.0  # median of 5, 1, 4
+    assert trainer.final_loss(curves, "t", total_steps=100, final_fraction=0.1) == 2.5  # median of 1, 4
+    with pytest.raises(ValueError, match="no evaluation"):
+        trainer.final_loss(curves[:1], "t", total_steps=100, final_fraction=0.1)
+
+
+def test_evaluation_is_the_exact_per_token_cross_entropy(toy_data):
+    torch.manual_seed(0)
+    model = trainer.build_model(tiny_config().model.replace(vocab_size=toy_data.tokenizer.vocab_size)).eval()
+    examples = toy_data.test_sets[0].examples
+    total, count = 0.0, 0
+    for example in examples:  # one unpadded sentence at a time
+        batch = collate([example])
+        log_probs = torch.log_softmax(model(batch.src, batch.tgt_in).tgt_logits[0], dim=-1)
+        total -= log_probs.gather(1, batch.tgt_out[0, :, None]).sum().item()
+        count += batch.tgt_out.numel()
+    assert trainer.evaluate_loss(model, examples, max_tokens=64, logit_cap=None) == pytest.approx(
+        total / count, rel=1e-5
+    )
+
+
+@pytest.mark.filterwarnings("ignore:Seems like `optimizer.step\\(\\)` has been overridden")
+def test_gradient_accumulation_equals_one_big_batch(tmp_path, toy_data):
+    no_dropout = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
+    cfg = tiny_config(model=no_dropout, train={"clip_norm": None})
+    examples = toy_data.tasks[0][:12]
+
+    def gradients(batches):
+        run = trainer.Trainer(cfg, tmp_path, toy_data)
+        run.optimizer.step = lambda: None  # keep the gradients, do not apply them
+        run.optimizer.zero_grad = lambda set_to_none=True: None
+        run.train_step(batches)
+        return [p.grad for p in run.model.parameters()]
+
+    accumulated = gradients([collate(examples[:5]), collate(examples[5:])])
+    for a, b in zip(accumulated, gradients([collate(examples)]), strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_training_lowers_the_test_loss_and_summarises(tmp_path, toy_data):
+    summary = trainer.train(tiny_config(train={"steps": 40}), tmp_path, toy_data)
+    assert summary.status == "finished"
+    first, last = summary.curves[0]["test_loss"]["en-de/toy"], summary.curves[-1]["test_loss"]["en-de/toy"]
+    assert last < first
+    assert [p["step"] for p in summary.curves] == [5, 10, 15, 20, 25, 30, 35, 40]
+    assert summary.final_loss["en-de/toy"] == pytest.approx(
+        sorted(p["test_loss"]["en-de/toy"] for p in summary.curves[3:])[2]  # median of steps 20..40
+    )
+    assert summary.tokens_seen["en-de"] == summary.curves[-1]["target_tokens"] > 0
+    assert summary.n_params > summary.n_params_non_embedding > 0
+    assert summary.training_flops > 0
+    lines = (tmp_path / trainer.METRICS_LOG).read_text().splitlines()
+    assert len(lines) == 40 + 8
+
+
+def test_same_seed_same_run_other_seed_other_run(tmp_path, toy_data):
+    runs = [
+        trainer.train(tiny_config(train={"seed": seed}), tmp_path / str(i), toy_data)
+        for i, seed in enumerate([0, 0, 1])
+    ]
+    assert runs[0].curves == runs[1].curves
+    assert runs[0].curves != runs[2].curves
+
+
+def test_resume_after_interruption_is_bit_identical(tmp_path, toy_data, monkeypatch):
+    # dropout, AdamW moments, schedule, data position and averaging window must all survive a restart
+    cfg = tiny_config(train={"optimizer": "adamw", "average_last": 2})
+    whole = trainer.train(cfg, tmp_path / "whole", toy_data)
+
+    served = 0
+
+    class InterruptedStream(BatchStream):
+        def __next__(self):
+            nonlocal served
+            served += 1
+            if served == 13:  # step 13, after the checkpoint of step 10
+                raise KeyboardInterrupt
+            return super().__next__()
+
+    monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train(cfg, tmp_path / "split", toy_data)
+    monkeypatch.undo()
+    resumed = trainer.train(cfg, tmp_path / "split", toy_data)
+
+    assert resumed.curves == whole.curves
+    assert resumed.final_loss == whole.final_loss
+    assert resumed.averaged_loss == whole.averaged_loss
+    assert resumed.tokens_seen == whole.tokens_seen
+    for name, tensor in final_weights(tmp_path / "whole").items():
+        assert torch.equal(tensor, final_weights(tmp_path / "split")[name]), name
+
+
+def test_checkpoint_averaging_keeps_the_mean_of_the_last_checkpoints(tmp_path, toy_data):
+    summary = trainer.train(tiny_config(train={"average_last": 2}), tmp_path, toy_data)
+    model = trainer.load_trained_model(tmp_path)
+    expected = trainer.evaluate_loss(model, toy_data.test_sets[0].examples, 96, None)
+    assert summary.averaged_loss["en-de/toy"] == pytest.approx(expected)
+    assert summary.averaged_loss["en-de/toy"] != summary.curves[-1]["test_loss"]["en-de/toy"]
+
+
+def test_a_nan_loss_ends_the_run_as_failed(tmp_path, toy_data, monkeypatch):
+    calls = 0
+    real_loss = trainer.token_loss_sum
+
+    def poisoned(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return real_loss(*args, **kwargs) * (float("nan") if calls == 3 else 1.0)
+
+    monkeypatch.setattr(trainer, "token_loss_sum", poisoned)
+    summary = trainer.train(tiny_config(), tmp_path, toy_data)
+    assert summary.status == "failed"
+    assert "diverged at step 3" in summary.reason
+    assert summary.steps == 3
+    assert summary.final_loss == {}
+
+
+def test_greedy_translation_of_a_trained_toy_model(tmp_path, toy_data):
+    cfg = tiny_config(
+        train={"steps": 60}, eval={"interval": 20, "decode": "greedy", "max_decode_sentences": 10}
+    )
+    summary = trainer.train(cfg, tmp_path, toy_data)
+    scores = summary.translation["en-de/toy"]
+    assert scores["sentences"] == 10
+    assert 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
+    assert "tok:13a" in scores["bleu_signature"]

@@ -1,0 +1,187 @@
+"""The five architectures: masks, padding, source logits, overfitting a tiny batch, config validation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmtscale.model import ARCHITECTURES, BOS, PAD, ModelConfig, build_model
+
+VOCAB = 24
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_config(arch: str, **changes) -> ModelConfig:
+    settings = dict(
+        arch=arch, vocab_size=VOCAB, d_model=32, n_heads=4, d_ff=48, enc_layers=0 if arch != "encdec" else 2,
+        dec_layers=2, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+    )  # fmt: skip
+    return ModelConfig(**{**settings, **changes})
+
+
+def tiny_model(arch: str, seed: int = 0, **changes):
+    torch.manual_seed(seed)
+    return build_model(tiny_config(arch, **changes)).eval()
+
+
+def random_batch(batch: int, src_len: int, tgt_len: int, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, VOCAB, (batch, src_len), generator=generator)
+    tgt_in = torch.randint(4, VOCAB, (batch, tgt_len), generator=generator)
+    tgt_in[:, 0] = BOS
+    return src, tgt_in
+
+
+ALL_VARIANTS = [
+    (arch, options)
+    for arch in ARCHITECTURES
+    for options in (
+        {},
+        {"position": "relative", "norm": "rmsnorm", "activation": "gated-gelu"},
+        {"position": "learned", "norm_position": "post", "activation": "gelu", "tie_softmax": True},
+    )
+]
+
+
+@pytest.mark.parametrize(("arch", "options"), ALL_VARIANTS)
+def test_later_target_tokens_do_not_change_earlier_logits(arch, options):
+    model = tiny_model(arch, **options)
+    src, tgt_in = random_batch(2, 6, 7)
+    changed = tgt_in.clone()
+    changed[:, 4] = (changed[:, 4] + 1 - 4) % (VOCAB - 4) + 4
+    before, after = model(src, tgt_in).tgt_logits, model(src, changed).tgt_logits
+    torch.testing.assert_close(before[:, :4], after[:, :4])
+    assert not torch.allclose(before[:, 4:], after[:, 4:])
+
+
+@pytest.mark.parametrize(("arch", "options"), ALL_VARIANTS)
+def test_padding_a_source_does_not_change_its_outputs(arch, options):
+    """A row padded to a longer batch gives the same logits as alone; padding is invisible to every query."""
+    model = tiny_model(arch, **options)
+    src, tgt_in = random_batch(2, 8, 5)
+    short = src[:1, :5]
+    padded = src.clone()
+    padded[0, 5:] = PAD
+    alone, batched = model(short, tgt_in[:1]), model(padded, tgt_in)
+    torch.testing.assert_close(alone.tgt_logits[0], batched.tgt_logits[0], atol=1e-5, rtol=1e-5)
+    if arch == "causallm":
+        torch.testing.assert_close(alone.src_logits[0], batched.src_logits[0, :5], atol=1e-5, rtol=1e-5)
+    # the other row is not affected by the first row's padding either
+    torch.testing.assert_close(
+        model(src[1:], tgt_in[1:]).tgt_logits[0], batched.tgt_logits[1], atol=1e-5, rtol=1e-5
+    )
+
+
+def top_states(model, src, tgt_in) -> torch.Tensor:
+    """The language model's final states over [source; target], read from its final norm."""
+    captured = []
+    handle = model.decoder_norm.register_forward_hook(lambda module, args, out: captured.append(out))
+    model(src, tgt_in)
+    handle.remove()
+    return captured[0]
+
+
+def test_prefixlm_source_positions_see_all_source_tokens():
+    model = tiny_model("prefixlm")
+    src, tgt_in = random_batch(2, 6, 4)
+    changed = src.clone()
+    changed[:, -1] = (changed[:, -1] + 1 - 4) % (VOCAB - 4) + 4
+    before, after = top_states(model, src, tgt_in), top_states(model, changed, tgt_in)
+    assert not torch.allclose(before[:, 0], after[:, 0])  # the first source token sees the last one
+
+
+@pytest.mark.parametrize("arch", ["causallm", "causallm_tgtonly"])
+def test_causallm_is_causal_over_the_concatenation(arch):
+    model = tiny_model(arch)
+    src, tgt_in = random_batch(2, 6, 4)
+    changed = src.clone()
+    changed[:, 3] = (changed[:, 3] + 1 - 4) % (VOCAB - 4) + 4
+    before, after = top_states(model, src, tgt_in), top_states(model, changed, tgt_in)
+    torch.testing.assert_close(before[:, :3], after[:, :3])  # earlier source positions do not see it
+    assert not torch.allclose(before[:, 3:], after[:, 3:])  # later source and all target positions do
+    changed_tgt = tgt_in.clone()
+    changed_tgt[:, 2] = (changed_tgt[:, 2] + 1 - 4) % (VOCAB - 4) + 4
+    torch.testing.assert_close(
+        before[:, :6], top_states(model, src, changed_tgt)[:, :6]
+    )  # no source sees targets
+
+
+def test_only_causallm_returns_source_logits():
+    src, tgt_in = random_batch(3, 6, 4)
+    for arch in ARCHITECTURES:
+        out = tiny_model(arch)(src, tgt_in)
+        assert out.tgt_logits.shape == (3, 4, VOCAB)
+        assert (out.src_logits is not None) == (arch == "causallm")
+    assert tiny_model("causallm")(src, tgt_in).src_logits.shape == (3, 6, VOCAB)
+
+
+def test_toponly_target_layers_attend_to_top_source_states():
+    """TopOnly and layer-wise PrefixLM share every weight shape but differ in what target layers attend to."""
+    layerwise = tiny_model("prefixlm")
+    toponly = build_model(tiny_config("prefixlm_toponly")).eval()
+    toponly.load_state_dict(layerwise.state_dict())
+    src, tgt_in = random_batch(2, 6, 4)
+    assert not torch.allclose(layerwise(src, tgt_in).tgt_logits, toponly(src, tgt_in).tgt_logits)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_every_architecture_overfits_a_tiny_batch(arch):
+    model = tiny_model(arch).train()
+    src, tgt_in = random_batch(4, 6, 6, seed=3)
+    tgt_out = torch.cat([tgt_in[:, 1:], torch.full((4, 1), 3)], 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(40):
+        logits = model(src, tgt_in).tgt_logits
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.2 * losses[0], losses[::8]
+
+
+def test_bf16_autocast_runs_with_relative_bias():
+    model = tiny_model("prefixlm", position="relative")
+    src, tgt_in = random_batch(2, 5, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(src, tgt_in).tgt_logits
+    assert torch.isfinite(logits.float()).all()
+
+
+def test_num_params_excludes_embeddings_and_softmax():
+    model = tiny_model("encdec")
+    counts = model.parameter_counts()
+    assert model.get_num_params(non_embedding=False) == sum(p.numel() for p in model.parameters())
+    assert model.get_num_params() == counts["encoder"] + counts["decoder"]
+    assert counts["embedding"] == 2 * VOCAB * 32 and counts["softmax"] == VOCAB * 32 + VOCAB
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"arch": "gpt"}, "arch"),
+        ({"arch": "prefixlm", "enc_layers": 2}, "enc_layers"),
+        ({"d_model": 30, "n_heads": 4}, "head_dim"),
+        ({"activation": "swish"}, "activation"),
+        ({"dropout": 1.0}, "dropout"),
+        ({"enc_layers": 0}, "enc_layers"),
+    ],
+)
+def test_bad_configs_name_the_field(changes, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_config(**{"arch": "encdec", **changes})
+
+
+def test_learned_positions_refuse_sequences_past_their_table():
+    model = tiny_model("encdec", position="learned", max_positions=8)
+    src, tgt_in = random_batch(1, 9, 3)
+    with pytest.raises(ValueError, match="max_positions"):
+        model(src, tgt_in)

@@ -1,0 +1,55 @@
+"""Analytic FLOPs against torch's FLOP counter, for every architecture."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from nmtscale.flops import forward_flops, model_flops_utilization, training_flops_per_target_token
+from nmtscale.model import ARCHITECTURES, ModelConfig, build_model
+
+
+def counted_forward_flops(cfg: ModelConfig, batch: int, src_len: int, tgt_len: int) -> int:
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    src = torch.randint(4, cfg.vocab_size, (batch, src_len))
+    tgt_in = torch.randint(4, cfg.vocab_size, (batch, tgt_len))
+    with FlopCounterMode(display=False) as counter:
+        model(src, tgt_in)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"activation": "relu", "position": "sinusoidal"},
+        {"activation": "gated-gelu", "position": "relative", "tie_softmax": True},
+    ],
+)
+def test_forward_flops_equal_the_flop_counter(arch, options):
+    cfg = ModelConfig(
+        arch=arch, vocab_size=40, d_model=24, n_heads=3, head_dim=5, d_ff=56,
+        enc_layers=0 if arch != "encdec" else 3, dec_layers=2, **options,
+    )  # fmt: skip
+    src_len, tgt_len = 9, 6
+    assert counted_forward_flops(cfg, 2, src_len, tgt_len) == 2 * forward_flops(cfg, src_len, tgt_len)
+
+
+def test_training_flops_are_three_forward_passes_per_target_token():
+    cfg = ModelConfig(d_model=64, n_heads=4, d_ff=256, vocab_size=1000)
+    assert training_flops_per_target_token(cfg, 12, 10) == 3 * forward_flops(cfg, 12, 10) / 10
+    per_token = training_flops_per_target_token(cfg, 12, 10)
+    assert model_flops_utilization(cfg, 1000.0, 12, 10, peak_flops=per_token * 4000) == pytest.approx(0.25)
+
+
+def test_language_models_cost_more_than_encdec_with_the_same_layers():
+    """Zhang et al.: an LM attends over the concatenation; CausalLM's source logits cost extra on top."""
+    encdec = ModelConfig(vocab_size=8000, d_model=256, n_heads=4, d_ff=1024, enc_layers=3, dec_layers=3)
+    flops = {
+        arch: training_flops_per_target_token(encdec.replace(arch=arch, enc_layers=0, dec_layers=6), 20, 20)
+        for arch in ARCHITECTURES[1:]
+    }
+    assert flops["causallm"] > flops["causallm_tgtonly"] == flops["prefixlm"]
+    assert flops["prefixlm"] > training_flops_per_target_token(encdec, 20, 20)

@@ -185,3 +185,15 @@ def test_learned_positions_refuse_sequences_past_their_table():
     src, tgt_in = random_batch(1, 9, 3)
     with pytest.raises(ValueError, match="max_positions"):
         model(src, tgt_in)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_an_empty_source_gives_finite_logits(arch):
+    model = tiny_model(arch)
+    src, tgt_in = random_batch(2, 4, 3)
+    src[0] = PAD
+    out = model(src, tgt_in)
+    assert torch.isfinite(out.tgt_logits).all()
+    torch.testing.assert_close(
+        out.tgt_logits[1], model(src[1:], tgt_in[1:]).tgt_logits[0], atol=1e-5, rtol=1e-5
+    )

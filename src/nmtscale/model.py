@@ -294,6 +294,14 @@ class DecodingState:
             self.memory_mask = self.memory_mask.index_select(0, index)
 
 
+def _source_keys(src: Tensor) -> Tensor:
+    """[B, S] bool: the source positions that may be attended to, i.e. the real tokens. An empty (all-PAD)
+    source keeps its first position, so that attention over it has one key instead of none (NaN)."""
+    keys = src.ne(PAD)
+    keys[:, 0] = True
+    return keys
+
+
 def _masked(allowed: Tensor, bias: Tensor | None) -> Tensor:
     """A boolean mask (True = may attend), or the additive bias with -inf where attention is not allowed."""
     return allowed if bias is None else bias.masked_fill(~allowed, float("-inf"))
@@ -381,7 +389,7 @@ class NMTModel(nn.Module):
     ):
         """The source alone through a stack: its top states and each layer's self-attention keys/values."""
         x, positions = self._embed(self.src_embed, src)
-        allowed = src.ne(PAD)[:, None, None, :]
+        allowed = _source_keys(src)[:, None, None, :]
         if causal:
             allowed = (
                 allowed
@@ -414,7 +422,7 @@ class NMTModel(nn.Module):
 
     def _forward_encdec(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         memory = self.encode(src)
-        memory_mask = src.ne(PAD)[:, None, None, :]
+        memory_mask = _source_keys(src)[:, None, None, :]
         y, positions = self._embed(self.tgt_embed, tgt_in)
         bias = self._bias(self.decoder_bias, positions, positions)
         causal = torch.ones(len(positions), len(positions), dtype=torch.bool, device=src.device).tril()
@@ -428,7 +436,7 @@ class NMTModel(nn.Module):
         """[B, 1, Lq, S + T]: target queries see real source keys and earlier targets; with source_queries the
         source rows come first and see real source keys (prefixlm) or earlier real source keys (causallm)."""
         n_src, device = src.shape[1], src.device
-        src_real = src.ne(PAD)
+        src_real = _source_keys(src)
         causal_tgt = torch.ones(n_tgt, n_tgt, dtype=torch.bool, device=device).tril()
         tgt_rows = torch.cat(
             [src_real[:, None, :].expand(-1, n_tgt, -1), causal_tgt.expand(len(src), -1, -1)], 2
@@ -483,7 +491,7 @@ class NMTModel(nn.Module):
                 key_real=torch.zeros(batch, 0, dtype=torch.bool, device=device),
                 key_positions=torch.zeros(0, dtype=torch.long, device=device),
                 memory_kv=[block.cross_attn.keys_values(memory) for block in self.decoder],
-                memory_mask=src.ne(PAD)[:, None, None, :],
+                memory_mask=_source_keys(src)[:, None, None, :],
             )
         causal = self.cfg.arch.startswith("causallm")
         top, layer_kv = self._run_source(src, self.decoder, self.decoder_bias, causal=causal)
@@ -491,7 +499,7 @@ class NMTModel(nn.Module):
             layer_kv = [block.self_keys_values(top) for block in self.decoder]
         return DecodingState(
             self_kv=layer_kv,
-            key_real=src.ne(PAD),
+            key_real=_source_keys(src),
             key_positions=torch.arange(src.shape[1], device=device),
             memory_kv=None,
             memory_mask=None,

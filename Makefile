@@ -6,7 +6,10 @@ SCALE ?= cpu
 NAME ?=
 ARGS ?=
 
-.PHONY: setup all test lint unit chapter book html smoke clean
+# apt-get needs root: use sudo when not running as root.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: setup all test lint unit chapter html check smoke chromium clean
 
 setup: .venv/.installed
 
@@ -29,7 +32,11 @@ chapter: setup
 
 # Build the HTML from the executed notebooks already in the repository, without training.
 html: setup
-	$(PY) -m nmtscale book html
+	$(PY) -m nmtscale book html --scale $(SCALE)
+
+# Open every page of the built book in headless Chromium, offline: every chart must draw (screenshots in _build/).
+check: setup chromium
+	$(PY) -m nmtscale book check --scale $(SCALE)
 
 lint: setup
 	$(PY) -m ruff check src tests benchmarks book
@@ -39,8 +46,17 @@ unit: setup
 	$(PY) -m pytest -q -m "not book"
 
 # Smoke-execute every chapter, build that book, check every chart draws in headless Chromium.
-smoke: setup
+# Screenshots of every page (the CI artifact) land in _build/smoke/screenshots/.
+smoke: setup chromium
 	$(PY) -m pytest -q -m book
+
+# The chart check needs Chromium (Debian package `chromium`); install it when it is missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  echo "chromium is missing: installing the Debian package"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; } || { \
+	  echo "error: could not install chromium; run 'apt-get install -y chromium' as root." \
+	       "The smoke test needs it to check that every chart of the book draws." >&2; exit 1; }
 
 test: lint unit smoke
 

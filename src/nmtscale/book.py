@@ -1,0 +1,421 @@
+"""The book: execute chapters with papermill at a chosen scale, build the HTML offline, check charts draw.
+
+Chapters are Jupytext percent-format notebooks ``book/<chapter>.py``; ``params/<chapter>/<scale>.yaml``
+holds the values injected into each chapter's ``parameters`` cell. The executed notebooks of the default
+``cpu`` scale are committed under ``book/_executed/`` (what ``_toc.yml`` lists); every other scale lives
+under ``_build/<scale>/``, in a copy of the book's sources, so a smoke or GPU run never overwrites the
+committed results.
+
+Commands (run from the repository root)::
+
+    python -m nmtscale book run [--scale S] [--chapter NAME ...] [-p KEY VALUE ...]
+    python -m nmtscale book html [--scale S]
+    python -m nmtscale book check [--scale S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import html.parser
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from nmtscale.errors import ConfigurationError, closest
+
+CHAPTERS = (
+    "01_bivariate_laws",
+    "02_composition_bias",
+    "03_lm_vs_encdec",
+    "04_multilingual_laws",
+    "appendix_fitting",
+    "api",
+)
+SCALES = ("smoke", "cpu", "gpu")
+DEFAULT_SCALE = "cpu"
+# Every chapter's parameters cell defines these, so one params file layout serves the whole book.
+SHARED_PARAMETERS = ("scale", "seed", "workers", "threads_per_run", "runs_dir")
+KERNEL_NAME = "python3"
+EXECUTED_DIR = Path("book/_executed")
+# Pages that are not executed notebooks; a non-default scale's book copies them beside its own notebooks.
+STATIC_PAGES = ("_config.yml", "_toc.yml", "book/intro.md")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+)
+# Virtual time lets vega finish drawing before Chromium dumps the page, without waiting in real time.
+CHROMIUM_VIRTUAL_TIME_MS = 20000
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter's notebook raised; the message names the chapter, the cell and the saved notebook."""
+
+
+def book_source(scale: str, root: Path = Path(".")) -> Path:
+    """The folder holding the book's sources for `scale`: the repository itself for the default scale."""
+    _check_scale(scale)
+    return root if scale == DEFAULT_SCALE else root / "_build" / scale / "source"
+
+
+def executed_notebook(chapter: str, scale: str, root: Path = Path(".")) -> Path:
+    """Where the executed notebook of `chapter` at `scale` lives (the page the book shows)."""
+    return book_source(scale, root) / EXECUTED_DIR / f"{chapter}.ipynb"
+
+
+def html_dir(scale: str, root: Path = Path(".")) -> Path:
+    """Where `build_html` writes the HTML book of `scale`."""
+    return _html_output(scale, root) / "_build" / "html"
+
+
+def parameters_cell_names(chapter: str, root: Path = Path(".")) -> list[str]:
+    """The names assigned in the cell tagged ``parameters`` of ``book/<chapter>.py``."""
+    import jupytext
+
+    source = _chapter_source(chapter, root)
+    for cell in jupytext.read(source).cells:
+        if "parameters" in cell.metadata.get("tags", []):
+            tree = ast.parse(cell.source, filename=str(source))
+            return [
+                target.id
+                for node in tree.body
+                if isinstance(node, ast.Assign | ast.AnnAssign)
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Name)
+            ]
+    raise ConfigurationError(f"{source}: no cell tagged 'parameters' (# %% tags=[\"parameters\"])")
+
+
+def load_parameters(chapter: str, scale: str, overrides: dict | None = None, root: Path = Path(".")) -> dict:
+    """The parameters for one chapter run: ``params/<chapter>/<scale>.yaml`` updated by `overrides`.
+
+    Every key must be a name of the chapter's parameters cell, the shared keys must all be there, and the
+    file's ``scale`` must be its own scale; anything else raises ConfigurationError naming the file and key.
+    """
+    _check_scale(scale)
+    names = parameters_cell_names(chapter, root)
+    path = root / "params" / chapter / f"{scale}.yaml"
+    if not path.is_file():
+        raise ConfigurationError(f"{path}: missing; every chapter needs params for the scales {list(SCALES)}")
+    try:
+        params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigurationError(f"{path}: not valid YAML: {err}") from err
+    if not isinstance(params, dict):
+        raise ConfigurationError(f"{path}: expected a mapping of parameter names to values")
+
+    for key in params:
+        if key not in names:
+            raise ConfigurationError(
+                f"{path}: key {key!r} is not a parameter of book/{chapter}.py{closest(str(key), names)}"
+            )
+    for key in SHARED_PARAMETERS:
+        if key not in params:
+            raise ConfigurationError(
+                f"{path}: missing key {key!r} (every chapter sets {list(SHARED_PARAMETERS)})"
+            )
+    if params["scale"] != scale:
+        raise ConfigurationError(f"{path}: key 'scale' is {params['scale']!r}, expected {scale!r}")
+    for key in overrides or {}:
+        if key not in names:
+            raise ConfigurationError(
+                f"-p {key}: not a parameter of book/{chapter}.py{closest(key, names)}; it has {names}"
+            )
+    return {**params, **(overrides or {})}
+
+
+def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: Path = Path(".")) -> Path:
+    """Execute one chapter with papermill at `scale` and return the executed notebook's path.
+
+    The notebook runs in `root` (so ``runs/`` and ``cache/`` are shared by all chapters) and is written
+    first to ``_build/<scale>/work/``; only a notebook that ran to the end replaces the one the book shows.
+    A failing cell raises ChapterFailed naming the chapter and the cell.
+    """
+    import jupytext
+    import papermill
+
+    parameters = load_parameters(chapter, scale, overrides, root)
+    notebook = jupytext.read(_chapter_source(chapter, root))
+    notebook.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
+    work = root / "_build" / scale / "work" / f"{chapter}.ipynb"
+    work.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(
+            notebook,
+            work,
+            parameters=parameters,
+            kernel_name=KERNEL_NAME,
+            cwd=root,
+            progress_bar=False,
+        )
+    except papermill.PapermillExecutionError as err:
+        raise ChapterFailed(
+            f"chapter {chapter} (scale {scale}) failed in cell {err.cell_index} (In [{err.exec_count}]): "
+            f"{err.ename}: {err.evalue}; the notebook with the traceback is {work}"
+        ) from err
+    executed = executed_notebook(chapter, scale, root)
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(work, executed)
+    return executed
+
+
+def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
+    """Build the HTML book of `scale` from the executed notebooks already present (no training).
+
+    Returns the HTML folder. Writes the vega bundle the charts need into the book's ``_static/``.
+    """
+    from nmtscale.charts import write_vega_bundle
+
+    source = book_source(scale, root)
+    if source != root:
+        for page in STATIC_PAGES:
+            (source / page).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / page, source / page)
+    missing = [c for c in CHAPTERS if not executed_notebook(c, scale, root).is_file()]
+    if missing:
+        raise ConfigurationError(
+            f"{source / EXECUTED_DIR}: no executed notebook for {missing}; "
+            f"run `python -m nmtscale book run --scale {scale}` first"
+        )
+    write_vega_bundle(source / "_static")
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    command = [
+        str(jupyter_book),
+        "build",
+        str(source),
+        "--path-output",
+        str(_html_output(scale, root)),
+        "--all",
+    ]
+    if subprocess.run(command).returncode != 0:
+        raise RuntimeError(f"jupyter-book build of {source} failed (its messages are above)")
+    return html_dir(scale, root)
+
+
+def toc_pages(toc: Path) -> list[str]:
+    """Every page a Jupyter Book ``_toc.yml`` lists, as paths without extension, in reading order."""
+    entries = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    pages = [entries["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in entries.items() if k != "root"})
+    return pages
+
+
+@dataclass
+class PageCharts:
+    """What Chromium shows on one page: how many chart containers it has and how many hold a drawing."""
+
+    page: Path
+    containers: int
+    drawn: int
+
+
+def find_chromium() -> str:
+    """The Chromium executable; the error says how to install it."""
+    for name in ("chromium", "chromium-browser"):
+        if path := shutil.which(name):
+            return path
+    raise FileNotFoundError("chromium not found: install the Debian package (apt-get install -y chromium)")
+
+
+def check_charts(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[PageCharts]:
+    """Open every page of the built book of `scale` in headless Chromium, offline, and count its charts.
+
+    Saves one screenshot per page under ``_build/<scale>/screenshots/``.
+    """
+    chromium = find_chromium()
+    pages = [
+        html_dir(scale, root) / f"{page}.html" for page in toc_pages(book_source(scale, root) / "_toc.yml")
+    ]
+    screenshots = root / "_build" / scale / "screenshots"
+    screenshots.mkdir(parents=True, exist_ok=True)
+    results = []
+    for page in pages:
+        dom = _chromium(chromium, page, "--dump-dom")
+        _chromium(
+            chromium,
+            page,
+            f"--screenshot={(screenshots / page.stem).resolve()}.png",
+            "--window-size=1300,2000",
+        )
+        containers, drawn = count_charts(dom)
+        results.append(PageCharts(page, containers, drawn))
+    return results
+
+
+def count_charts(dom: str) -> tuple[int, int]:
+    """(chart containers, containers holding an ``<svg>`` or ``<canvas>``) in a page's rendered DOM."""
+    counter = _ChartCounter()
+    counter.feed(dom)
+    return counter.containers, len(counter.drawn)
+
+
+class _ChartCounter(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        from nmtscale.charts import CHART_CLASS
+
+        super().__init__()
+        self.chart_class = CHART_CLASS
+        self.containers = 0
+        self.drawn: set[int] = set()
+        self.open_tags: list[tuple[str, int | None]] = []  # (tag, index of the chart it opens or is inside)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        inside = self.open_tags[-1][1] if self.open_tags else None
+        if self.chart_class in (dict(attrs).get("class") or "").split():
+            inside = self.containers
+            self.containers += 1
+        if tag in ("svg", "canvas") and inside is not None:
+            self.drawn.add(inside)
+        if tag not in _VOID_TAGS:
+            self.open_tags.append((tag, inside))
+
+    def handle_endtag(self, tag: str) -> None:
+        # Close up to the matching tag; tolerates the unclosed tags a browser's DOM dump can hold.
+        for depth in range(len(self.open_tags) - 1, -1, -1):
+            if self.open_tags[depth][0] == tag:
+                del self.open_tags[depth:]
+                return
+
+
+_VOID_TAGS = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
+
+
+def _chromium(chromium: str, page: Path, *args: str) -> str:
+    with tempfile.TemporaryDirectory(prefix="nmtscale-chromium-") as profile:
+        command = [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--virtual-time-budget={CHROMIUM_VIRTUAL_TIME_MS}",
+            *args,
+            page.resolve().as_uri(),
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    if result.returncode != 0:
+        raise RuntimeError(f"chromium failed on {page}: {result.stderr.strip()[-2000:]}")
+    return result.stdout
+
+
+def _html_output(scale: str, root: Path) -> Path:
+    # jupyter-book writes to <path-output>/_build/html.
+    return root if scale == DEFAULT_SCALE else root / "_build" / scale
+
+
+def _chapter_source(chapter: str, root: Path) -> Path:
+    source = root / "book" / f"{chapter}.py"
+    if not source.is_file():
+        raise ConfigurationError(f"{source}: no such chapter; the book has {list(CHAPTERS)}")
+    return source
+
+
+def _check_scale(scale: str) -> None:
+    if scale not in SCALES:
+        raise ConfigurationError(f"scale {scale!r} is not one of {list(SCALES)}{closest(scale, SCALES)}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    overrides = {key: yaml.safe_load(value) for key, value in args.parameters}
+    chapters = args.chapter or list(CHAPTERS)
+    for chapter in chapters:  # a typo in any params file stops the run before hours of training
+        load_parameters(chapter, args.scale, overrides)
+    failures = []
+    for chapter in chapters:
+        print(f"book run: {chapter} at scale {args.scale}", flush=True)
+        try:
+            print(f"book run: wrote {run_chapter(chapter, args.scale, overrides)}", flush=True)
+        except ChapterFailed as err:
+            print(f"error: {err}", file=sys.stderr, flush=True)
+            failures.append(chapter)
+    if failures:
+        print(f"error: {len(failures)} chapter(s) failed: {', '.join(failures)}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    try:
+        print(f"book html: {build_html(args.scale) / 'index.html'}")
+    except RuntimeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        results = check_charts(args.scale)
+    except (FileNotFoundError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for result in results:
+        print(f"{result.page}: {result.drawn}/{result.containers} charts drawn")
+    undrawn = [r for r in results if r.drawn < r.containers]
+    print(f"screenshots in {Path('_build') / args.scale / 'screenshots'}")
+    return 1 if undrawn else 0
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``book run``, ``book html`` and ``book check`` to the nmtscale CLI."""
+    book = subparsers.add_parser("book", help="execute the chapters, build the HTML book, check its charts")
+    commands = book.add_subparsers(dest="book_command", required=True, metavar="BOOK_COMMAND")
+
+    run = commands.add_parser("run", help="execute chapters with papermill at a scale")
+    run.add_argument("--scale", default=DEFAULT_SCALE, choices=SCALES)
+    run.add_argument(
+        "--chapter", action="append", choices=CHAPTERS, help="repeatable; default: every chapter"
+    )
+    run.add_argument(
+        "-p",
+        dest="parameters",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("KEY", "VALUE"),
+        help="override a parameter (VALUE is read as YAML: 3, 0.5, true, [1, 2])",
+    )
+    run.set_defaults(func=_cmd_run)
+
+    build = commands.add_parser("html", help="build the HTML book from the executed notebooks present")
+    build.add_argument("--scale", default=DEFAULT_SCALE, choices=SCALES)
+    build.set_defaults(func=_cmd_html)
+
+    check = commands.add_parser(
+        "check", help="check in headless Chromium that every chart of the built book draws"
+    )
+    check.add_argument("--scale", default=DEFAULT_SCALE, choices=SCALES)
+    check.set_defaults(func=_cmd_check)

@@ -1,0 +1,199 @@
+"""The book: params files, the papermill runner, the HTML build and the Chromium chart check.
+
+The fast tests run with the unit suite; the ones marked `book` execute every chapter at smoke scale, build
+that book and open every page in headless Chromium (`make smoke`).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nmtscale import book, charts
+from nmtscale.errors import ConfigurationError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("scale", book.SCALES)
+@pytest.mark.parametrize("chapter", book.CHAPTERS)
+def test_every_chapter_has_valid_params_for_every_scale(chapter, scale):
+    params = book.load_parameters(chapter, scale, root=ROOT)
+    assert params["scale"] == scale
+    assert set(book.SHARED_PARAMETERS) <= set(params)
+
+
+def test_toc_shows_the_committed_cpu_notebook_of_every_chapter():
+    pages = book.toc_pages(ROOT / "_toc.yml")
+    assert pages[0] == "book/intro"
+    assert pages[1:] == [f"book/_executed/{chapter}" for chapter in book.CHAPTERS]
+    for chapter in book.CHAPTERS:
+        assert book.executed_notebook(chapter, "cpu", ROOT).is_file(), f"run `make chapter NAME={chapter}`"
+
+
+def test_other_scales_never_write_over_the_committed_notebooks():
+    for scale in ("smoke", "gpu"):
+        path = book.executed_notebook("01_bivariate_laws", scale, ROOT)
+        assert path.is_relative_to(ROOT / "_build" / scale)
+    assert book.html_dir("cpu", ROOT) == ROOT / "_build" / "html"
+
+
+@pytest.fixture
+def tiny_book(tmp_path):
+    """A one-chapter book: a parameters cell, then a cell that fails when `fail` is true."""
+    source = textwrap.dedent(
+        """\
+        # %% [markdown]
+        # # A tiny chapter
+
+        # %% tags=["parameters"]
+        scale = "cpu"
+        seed = 0
+        workers = 1
+        threads_per_run = 1
+        runs_dir = "runs"
+        fail = False
+
+        # %%
+        print(f"seed {seed}")
+
+        # %%
+        if fail:
+            raise ValueError("the chapter broke here")
+        """
+    )
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "tiny.py").write_text(source)
+    (tmp_path / "params" / "tiny").mkdir(parents=True)
+    write_params(tmp_path, "scale: smoke\nseed: 3\nworkers: 1\nthreads_per_run: 1\nruns_dir: runs\n")
+    return tmp_path
+
+
+def write_params(root: Path, text: str) -> Path:
+    path = root / "params" / "tiny" / "smoke.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_params_file_and_overrides_fill_the_parameters_cell(tiny_book):
+    assert book.parameters_cell_names("tiny", tiny_book) == [*book.SHARED_PARAMETERS, "fail"]
+    params = book.load_parameters("tiny", "smoke", {"seed": 7}, tiny_book)
+    assert params == {"scale": "smoke", "seed": 7, "workers": 1, "threads_per_run": 1, "runs_dir": "runs"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "scale: smoke\nsed: 1\n",
+            r"smoke.yaml: key 'sed' is not a parameter of book/tiny.py \(did you mean 'seed'",
+        ),
+        ("scale: smoke\nseed: 1\n", r"smoke.yaml: missing key 'workers'"),
+        (
+            "scale: cpu\nseed: 1\nworkers: 1\nthreads_per_run: 1\nruns_dir: r\n",
+            r"key 'scale' is 'cpu', expected",
+        ),
+        ("- a list\n", r"smoke.yaml: expected a mapping"),
+        ("scale: [smoke\n", r"smoke.yaml: not valid YAML"),
+    ],
+)
+def test_bad_params_file_names_file_and_key(tiny_book, text, message):
+    write_params(tiny_book, text)
+    with pytest.raises(ConfigurationError, match=message):
+        book.load_parameters("tiny", "smoke", root=tiny_book)
+
+
+def test_bad_override_scale_or_chapter_is_named(tiny_book):
+    with pytest.raises(ConfigurationError, match=r"-p threads: not a parameter of book/tiny.py"):
+        book.load_parameters("tiny", "smoke", {"threads": 2}, tiny_book)
+    with pytest.raises(ConfigurationError, match=r"scale 'smok' is not one of .* \(did you mean 'smoke'"):
+        book.load_parameters("tiny", "smok", root=tiny_book)
+    with pytest.raises(ConfigurationError, match=r"book/huge.py: no such chapter"):
+        book.load_parameters("huge", "smoke", root=tiny_book)
+
+
+def test_cli_rejects_a_misspelt_parameter_before_running_anything(capsys):
+    from nmtscale.cli import main
+
+    assert main(["book", "run", "--scale", "smoke", "--chapter", "api", "-p", "sed", "1"]) == 2
+    assert "-p sed: not a parameter of book/api.py (did you mean 'seed'?)" in capsys.readouterr().err
+
+
+def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book):
+    executed = book.run_chapter("tiny", "smoke", root=tiny_book)
+    assert executed == book.executed_notebook("tiny", "smoke", tiny_book)
+    assert "seed 3" in executed.read_text()
+    executed.unlink()
+    with pytest.raises(
+        book.ChapterFailed, match=r"chapter tiny \(scale smoke\) failed in cell 4 .*ValueError"
+    ):
+        book.run_chapter("tiny", "smoke", {"fail": True}, tiny_book)
+    assert not executed.exists(), "a failed run leaves no page for the book"
+    assert "the chapter broke here" in (tiny_book / "_build" / "smoke" / "work" / "tiny.ipynb").read_text()
+
+
+def test_chart_counter_finds_drawn_and_empty_containers():
+    dom = (
+        '<html><body><p>text<br></p><div class="output nmtscale-chart" id="a">'
+        '<div class="vega-embed"><svg><g></g></svg></div></div>'
+        '<div class="nmtscale-chart" id="b"></div><svg></svg>'
+        '<div class="nmtscale-chart" id="c"><canvas></canvas><details><summary>...</summary></details></div>'
+        "</body></html>"
+    )
+    assert book.count_charts(dom) == (3, 2)
+
+
+def chromium_or_skip() -> str:
+    try:
+        return book.find_chromium()
+    except FileNotFoundError as err:
+        if os.environ.get("CI"):
+            pytest.fail(f"{err}; CI must check that the book's charts draw")
+        pytest.skip(str(err))
+
+
+@pytest.mark.book
+def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
+    chromium_or_skip()
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": [{"x": 1, "y": 2}, {"x": 2, "y": 3}]},
+        "mark": "point",
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative"},
+            "y": {"field": "y", "type": "quantitative"},
+        },
+    }
+    charts.write_vega_bundle(tmp_path / "_static")
+    body = charts.chart_html(spec)
+    with_bundle = tmp_path / "with.html"
+    with_bundle.write_text(
+        f'<html><head><script src="_static/{charts.VEGA_BUNDLE_NAME}"></script></head>{body}'
+    )
+    without_bundle = tmp_path / "without.html"
+    without_bundle.write_text(f"<html><head></head><body>{body}</body></html>")
+    chromium = book.find_chromium()
+    assert book.count_charts(book._chromium(chromium, with_bundle, "--dump-dom")) == (1, 1)
+    assert book.count_charts(book._chromium(chromium, without_bundle, "--dump-dom")) == (1, 0)
+
+
+@pytest.mark.book
+def test_smoke_book_runs_builds_and_every_chart_draws():
+    """The whole pipeline CI guards: every chapter at smoke scale, the HTML build, every chart in Chromium."""
+    chromium_or_skip()
+    shutil.rmtree(ROOT / "_build" / "smoke", ignore_errors=True)  # a fresh run store: nothing is reused
+    for command in (["run", "--scale", "smoke"], ["html", "--scale", "smoke"]):
+        result = subprocess.run([sys.executable, "-m", "nmtscale", "book", *command], cwd=ROOT)
+        assert result.returncode == 0, f"`nmtscale book {' '.join(command)}` failed (its messages are above)"
+
+    pages = book.check_charts("smoke", ROOT)
+    assert [page.page.stem for page in pages] == ["intro", *book.CHAPTERS]
+    undrawn = [f"{p.page.name}: {p.drawn}/{p.containers}" for p in pages if p.drawn < p.containers]
+    assert not undrawn, f"charts that did not draw: {undrawn}"
+    assert sum(page.containers for page in pages) >= 1, "the smoke book has at least one chart to check"
+    for chapter in book.CHAPTERS:
+        assert (ROOT / "_build" / "smoke" / "screenshots" / f"{chapter}.png").stat().st_size > 0

@@ -171,7 +171,7 @@ def test_resume_after_interruption_is_bit_identical(tmp_path, toy_data, monkeypa
     monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
     with pytest.raises(KeyboardInterrupt):
         trainer.train(cfg, tmp_path / "split", toy_data)
-    monkeypatch.undo()
+    monkeypatch.setattr(trainer, "BatchStream", BatchStream)
     resumed = trainer.train(cfg, tmp_path / "split", toy_data)
 
     assert resumed.curves == whole.curves

@@ -1,0 +1,272 @@
+"""The run store and sweeps: every run lives in `runs/<config hash>/` and is trained at most once.
+
+A run directory holds `config.yaml`, `metrics.jsonl`, `checkpoint.pt` (while training), `model.pt` and
+`tokenizer.model` (the final model and its vocabulary) and `summary.json`, written last and atomically: a run
+with a summary is done (finished or failed) and asking for it again returns the summary at once; a run
+without one resumes from its checkpoint. A lock file keeps two processes from training the same run at once.
+
+The store's root is `<repository>/runs`, or `$NMTSCALE_RUNS`; caches (tokenizers) live under
+`<repository>/cache`, or `$NMTSCALE_CACHE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import itertools
+import multiprocessing
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from nmtscale.config import RunConfig, apply_overrides, config_hash, from_dict, load_config, to_dict
+from nmtscale.data import encode_sources, prepare_data, uses_target_tags
+from nmtscale.errors import ConfigurationError, closest
+from nmtscale.tokenizer import Tokenizer
+from nmtscale.train import CHECKPOINT, RunSummary, load_trained_model, train, translate_ids
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SUMMARY = "summary.json"
+CONFIG = "config.yaml"
+TOKENIZER = "tokenizer.model"
+SWEEP_KEYS = ("base", "set", "grid", "runs", "workers", "threads_per_run")
+
+
+def runs_root() -> Path:
+    """Where run directories live: `$NMTSCALE_RUNS`, else `<repository>/runs`."""
+    return Path(os.environ.get("NMTSCALE_RUNS", REPOSITORY / "runs"))
+
+
+def cache_root() -> Path:
+    """Where caches live: `$NMTSCALE_CACHE`, else `<repository>/cache`."""
+    return Path(os.environ.get("NMTSCALE_CACHE", REPOSITORY / "cache"))
+
+
+def run_dir(cfg: RunConfig, root: Path | None = None) -> Path:
+    """The directory of the run described by `cfg`."""
+    return (root or runs_root()) / config_hash(cfg)
+
+
+def load_summary(directory: Path) -> RunSummary | None:
+    """The summary of a done run, or None when the run has not finished."""
+    path = directory / SUMMARY
+    return RunSummary.from_json(path.read_text()) if path.exists() else None
+
+
+def run(
+    cfg: RunConfig, root: Path | None = None, threads: int | None = None, progress: bool | None = None
+) -> RunSummary:
+    """The summary of the run `cfg`: read at once if it is done, else trained (resuming if interrupted)."""
+    directory = run_dir(cfg, root)
+    summary = load_summary(directory)
+    if summary is not None:
+        return summary
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel even on kill -9
+        summary = load_summary(directory)  # another process may have finished it while we waited
+        if summary is not None:
+            return summary
+        if threads is not None:
+            torch.set_num_threads(threads)
+        atomic_write_text(directory / CONFIG, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        data = prepare_data(cfg.data, cache_root())
+        shutil.copyfile(data.tokenizer.model_path, directory / TOKENIZER)
+        summary = train(cfg, directory, data, progress)
+        atomic_write_text(directory / SUMMARY, summary.to_json())
+        if summary.finished:
+            (directory / CHECKPOINT).unlink(missing_ok=True)
+        return summary
+
+
+def _run_job(cfg: RunConfig, root: Path | None, threads: int) -> RunSummary:
+    """One sweep job; a separate function so that any executor can ship it to a worker."""
+    return run(cfg, root, threads, progress=False)
+
+
+def sweep(
+    configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: Path | None = None
+) -> list[RunSummary]:
+    """Summaries of every run in `configs`, in input order, training the missing ones in `workers` processes.
+
+    Identical configs are trained once. Each run is an independent job: a worker that dies costs only its
+    own run, which resumes from its checkpoint next time.
+    """
+    unique = {config_hash(cfg): cfg for cfg in configs}
+    if workers <= 1:
+        done = {key: _run_job(cfg, root, threads_per_run) for key, cfg in unique.items()}
+    else:
+        # spawn: forked workers would inherit torch's thread pools and locks from this process
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {key: pool.submit(_run_job, cfg, root, threads_per_run) for key, cfg in unique.items()}
+            done = {key: future.result() for key, future in futures.items()}
+    return [done[config_hash(cfg)] for cfg in configs]
+
+
+def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
+    """The run configs of a sweep file and its pool settings ({'workers', 'threads_per_run'}).
+
+    A sweep file names a `base` run config (relative to the sweep file), common overrides in `set`, and
+    either a `grid` (every combination of the listed values) or `runs` (a list of override mappings).
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigurationError(f"{path}: no such sweep file") from None
+    except yaml.YAMLError as err:
+        raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"{path}: a sweep file is a mapping with keys {list(SWEEP_KEYS)}")
+    for key in raw:
+        if key not in SWEEP_KEYS:
+            raise ConfigurationError(f"{path}: unknown sweep key {key!r}" + closest(str(key), SWEEP_KEYS))
+    if "grid" in raw and "runs" in raw:
+        raise ConfigurationError(f"{path}: give either 'grid' or 'runs', not both")
+    base_raw: dict[str, Any] = {}
+    if "base" in raw:
+        base_path = path.parent / str(raw["base"])
+        if not base_path.exists():
+            raise ConfigurationError(f"{path}: base: no such config file {base_path}")
+        base_raw = yaml.safe_load(base_path.read_text()) or {}
+    common = _override_list(raw.get("set") or {}, path, "set")
+    if "grid" in raw:
+        grid = raw["grid"]
+        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+            raise ConfigurationError(f"{path}: grid must map keys to non-empty lists of values")
+        variants = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    else:
+        variants = raw.get("runs") or [{}]
+        if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
+            raise ConfigurationError(f"{path}: runs must be a list of mappings of key: value")
+    configs = []
+    for i, variant in enumerate(variants):
+        overrides = common + _override_list(variant, path, f"runs[{i}]")
+        configs.append(from_dict(apply_overrides(base_raw, overrides, str(path)), str(path)))
+    pool = {key: raw.get(key, 1) for key in ("workers", "threads_per_run")}
+    for key, value in pool.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigurationError(f"{path}: {key} must be a positive integer, not {value!r}")
+    return configs, pool
+
+
+def _override_list(mapping: Any, path: Path, where: str) -> list[str]:
+    if not isinstance(mapping, dict):
+        raise ConfigurationError(f"{path}: {where} must be a mapping of section.key: value")
+    return [
+        f"{key}={yaml.safe_dump(value, default_flow_style=True).strip()}" for key, value in mapping.items()
+    ]
+
+
+def find_run(name: str) -> Path:
+    """A run directory from a run id, a run directory path, or a run config file."""
+    candidate = Path(name)
+    if candidate.is_dir():
+        return candidate
+    if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
+        return run_dir(load_config(candidate))
+    if (runs_root() / name).is_dir():
+        return runs_root() / name
+    raise ConfigurationError(f"{name}: not a run id in {runs_root()}, a run directory or a run config file")
+
+
+def translate_texts(
+    directory: Path,
+    texts: Sequence[str],
+    direction: str | None = None,
+    beam_size: int = 1,
+    length_penalty: float = 1.0,
+) -> list[str]:
+    """Translate `texts` with the final model of the finished run in `directory`."""
+    summary = load_summary(directory)
+    if summary is None or not summary.finished:
+        raise ConfigurationError(f"{directory}: the run has not finished; train it first")
+    directions = summary.config["data"]["directions"]
+    direction = direction or directions[0]
+    if direction not in directions:
+        raise ConfigurationError(
+            f"{directory}: direction {direction!r} is not one the run learned: {directions}"
+            + closest(direction, directions)
+        )
+    tokenizer = Tokenizer(directory / TOKENIZER)
+    model = load_trained_model(directory)
+    sources = encode_sources(tokenizer, texts, direction, uses_target_tags(directions))
+    method = "beam" if beam_size > 1 else "greedy"
+    return tokenizer.decode(translate_ids(model, sources, method, beam_size, length_penalty))
+
+
+def _train_command(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.set)
+    summary = run(cfg, threads=args.threads)
+    _print_summary(summary)
+    return 0 if summary.finished else 1
+
+
+def _sweep_command(args: argparse.Namespace) -> int:
+    configs, pool = load_sweep(args.sweep)
+    workers = args.workers or pool["workers"]
+    threads = args.threads or pool["threads_per_run"]
+    summaries = sweep(configs, workers, threads)
+    for summary in summaries:
+        _print_summary(summary)
+    return 0 if all(s.finished for s in summaries) else 1
+
+
+def _translate_command(args: argparse.Namespace) -> int:
+    directory = find_run(args.run)
+    texts = (Path(args.input).read_text() if args.input else sys.stdin.read()).splitlines()
+    for line in translate_texts(directory, texts, args.direction, args.beam, args.length_penalty):
+        print(line)
+    return 0
+
+
+def _print_summary(summary: RunSummary) -> None:
+    losses = ", ".join(f"{name} {loss:.4f}" for name, loss in summary.final_loss.items())
+    status = summary.status if summary.finished else f"{summary.status}: {summary.reason}"
+    print(
+        f"{summary.run_id}  {status}  steps {summary.steps}  "
+        f"non-embedding params {summary.n_params_non_embedding:,}  final loss: {losses or '-'}  "
+        f"({summary.wall_time_s:.0f} s on {summary.device})"
+    )
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """The `train`, `sweep` and `translate` commands."""
+    parser = subparsers.add_parser("train", help="train one run (or return its stored summary)")
+    parser.add_argument("config", help="run config YAML (see params/example_run.yaml)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key"
+    )
+    parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.set_defaults(func=_train_command)
+
+    parser = subparsers.add_parser("sweep", help="train every run of a sweep file in a pool of workers")
+    parser.add_argument("sweep", help="sweep YAML: base, set, grid or runs, workers, threads_per_run")
+    parser.add_argument("--workers", type=int, help="worker processes (overrides the sweep file)")
+    parser.add_argument("--threads", type=int, help="torch threads per run (overrides the sweep file)")
+    parser.set_defaults(func=_sweep_command)
+
+    parser = subparsers.add_parser("translate", help="translate stdin or a file with a finished run's model")
+    parser.add_argument("run", help="run id, run directory or run config YAML")
+    parser.add_argument("--input", help="file with one source sentence per line (default: stdin)")
+    parser.add_argument("--direction", help="e.g. en-de (default: the run's first direction)")
+    parser.add_argument("--beam", type=int, default=1, help="beam size; 1 is greedy search")
+    parser.add_argument(
+        "--length-penalty", type=float, default=1.0, help="beam length normalisation exponent"
+    )
+    parser.set_defaults(func=_translate_command)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temporary file in the same directory, then rename over `path`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -1,0 +1,195 @@
+"""The run store, sweeps and the train/sweep/translate commands, on user files written by the tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from test_train import TINY_RUN, toy_pairs
+
+from nmtscale import cli, runs
+from nmtscale import train as trainer
+from nmtscale.batching import BatchStream
+from nmtscale.config import from_dict
+from nmtscale.errors import ConfigurationError
+
+# AdamW at this learning rate overflows within two updates: a real divergence, not a simulated one.
+DIVERGING = {"optimizer": "adamw", "lr": 1e9, "clip_norm": None, "warmup_steps": 0}
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Path:
+    """A private run store and cache, and a tiny En-De user data set as TSV files."""
+    torch.set_num_threads(1)
+    monkeypatch.setenv("NMTSCALE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("NMTSCALE_CACHE", str(tmp_path / "cache"))
+    for name, pairs in (("train", toy_pairs(300, seed=1)), ("test", toy_pairs(40, seed=2))):
+        (tmp_path / f"{name}.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs))
+    return tmp_path
+
+
+def user_run(store: Path, **train) -> dict:
+    """A tiny run config on the store's user files, as YAML-able data."""
+    data = {
+        **TINY_RUN["data"],
+        "test_sets": [],
+        "train_files": {"en-de": str(store / "train.tsv")},
+        "test_files": {"en-de": {"toy": str(store / "test.tsv")}},
+    }
+    return {**TINY_RUN, "data": data, "train": {**TINY_RUN["train"], **train}}
+
+
+def test_a_finished_run_returns_its_summary_without_training(store, monkeypatch):
+    cfg = from_dict(user_run(store))
+    first = runs.run(cfg)
+    assert first.finished and first.final_loss.keys() == {"en-de/toy"}
+    directory = runs.run_dir(cfg)
+    assert directory.parent == store / "runs"
+    assert {p.name for p in directory.iterdir()} >= {
+        "config.yaml",
+        "metrics.jsonl",
+        "summary.json",
+        "model.pt",
+    }
+    assert not (directory / trainer.CHECKPOINT).exists()
+    assert from_dict(yaml.safe_load((directory / "config.yaml").read_text())) == cfg
+
+    monkeypatch.setattr(runs, "train", lambda *args: pytest.fail("a finished run was trained again"))
+    assert runs.run(cfg) == first
+
+
+def test_an_interrupted_run_has_no_summary_and_resumes_to_the_same_result(store, monkeypatch):
+    cfg = from_dict(user_run(store))
+    served = 0
+
+    class InterruptedStream(BatchStream):
+        def __next__(self):
+            nonlocal served
+            served += 1
+            if served == 8:
+                raise KeyboardInterrupt
+            return super().__next__()
+
+    monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
+    with pytest.raises(KeyboardInterrupt):
+        runs.run(cfg)
+    monkeypatch.setattr(trainer, "BatchStream", BatchStream)
+    directory = runs.run_dir(cfg)
+    assert runs.load_summary(directory) is None
+    assert (directory / trainer.CHECKPOINT).exists()
+
+    resumed = runs.run(cfg)
+    uninterrupted = runs.run(cfg, root=store / "other")
+    assert resumed.curves == uninterrupted.curves
+    assert resumed.final_loss == uninterrupted.final_loss
+
+
+def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    path = tmp_path / "summary.json"
+    runs.atomic_write_text(path, "old")
+
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        runs.atomic_write_text(path, "new")
+    assert path.read_text() == "old"
+
+
+@pytest.mark.slow  # starts a Python process
+def test_kill_9_during_training_loses_nothing(store):
+    config = store / "run.yaml"
+    config.write_text(yaml.safe_dump(user_run(store, steps=100, checkpoint_interval=2)))
+    cfg = runs.load_config(config)
+    directory = runs.run_dir(cfg)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "nmtscale", "train", str(config)], env=env)
+    deadline = time.monotonic() + 120
+    while (
+        process.poll() is None
+        and not (directory / trainer.CHECKPOINT).exists()
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+
+    assert runs.load_summary(directory) is None
+    checkpoint = torch.load(
+        directory / trainer.CHECKPOINT, weights_only=False
+    )  # complete, never half-written
+    assert 2 <= checkpoint["state"]["step"] < 100
+    summary = runs.run(cfg)
+    assert summary.finished and summary.steps == 100
+    assert not list(directory.glob(".*.tmp"))
+
+
+@pytest.mark.slow  # starts two worker processes
+def test_sweep_keeps_input_order_and_records_a_diverged_run(store):
+    good, diverging = from_dict(user_run(store)), from_dict(user_run(store, **DIVERGING))
+    summaries = runs.sweep([diverging, good, diverging], workers=2, threads_per_run=1)
+    assert [s.status for s in summaries] == ["failed", "finished", "failed"]
+    assert "diverged at step" in summaries[0].reason
+    assert runs.load_summary(runs.run_dir(diverging)).status == "failed"
+    assert summaries[1] == runs.run(good)
+
+
+def test_sweep_file_grid_and_runs(store):
+    (store / "base.yaml").write_text(yaml.safe_dump(user_run(store)))
+    sweep_file = store / "sweep.yaml"
+    sweep_file.write_text(
+        yaml.safe_dump(
+            {
+                "base": "base.yaml",
+                "set": {"train.steps": 10},
+                "grid": {"model.d_model": [8, 16], "train.seed": [0, 1, 2]},
+                "workers": 2,
+            }
+        )
+    )
+    configs, pool = runs.load_sweep(sweep_file)
+    assert len(configs) == 6 and pool == {"workers": 2, "threads_per_run": 1}
+    assert {(c.model.d_model, c.train.seed, c.train.steps) for c in configs} == {
+        (d, s, 10) for d in (8, 16) for s in (0, 1, 2)
+    }
+
+    sweep_file.write_text(
+        yaml.safe_dump({"base": "base.yaml", "runs": [{"train.lr": 0.1}, {"train.lr": 0.2}]})
+    )
+    assert [c.train.lr for c in runs.load_sweep(sweep_file)[0]] == [0.1, 0.2]
+
+    sweep_file.write_text(yaml.safe_dump({"base": "base.yaml", "gird": {}}))
+    with pytest.raises(
+        ConfigurationError, match=r"sweep.yaml: unknown sweep key 'gird' \(did you mean 'grid'\?\)"
+    ):
+        runs.load_sweep(sweep_file)
+    sweep_file.write_text(yaml.safe_dump({"base": "base.yaml", "grid": {"train.stepz": [1]}}))
+    with pytest.raises(
+        ConfigurationError, match=r"train.stepz: unknown key \(did you mean 'train.steps'\?\)"
+    ):
+        runs.load_sweep(sweep_file)
+
+
+def test_train_and_translate_commands(store, capsys):
+    config = store / "run.yaml"
+    config.write_text(yaml.safe_dump(user_run(store)))
+    assert cli.main(["train", str(config), "--set", "train.steps=30"]) == 0
+    assert "finished" in capsys.readouterr().out
+
+    directory = runs.run_dir(runs.load_config(config, ["train.steps=30"]))
+    (store / "input.txt").write_text("the cat sees the dog\na big red house\n")
+    assert cli.main(["translate", str(directory), "--input", str(store / "input.txt"), "--beam", "2"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+    assert cli.main(["train", str(config), "--set", "train.setps=3"]) == 2
+    assert "did you mean 'train.steps'" in capsys.readouterr().err
+    with pytest.raises(ConfigurationError, match="has not finished"):
+        runs.translate_texts(runs.run_dir(runs.load_config(config)), ["the cat"])

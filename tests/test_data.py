@@ -1,0 +1,112 @@
+"""The experiment data pipeline on user files, and its use of the corpus API (stood in for by a fake)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_train import toy_pairs
+
+from nmtscale import data
+from nmtscale.config import DataConfig
+from nmtscale.errors import ConfigurationError, DataError
+
+
+def write_tsv(path: Path, pairs) -> str:
+    path.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs))
+    return str(path)
+
+
+def test_user_files_become_tokenized_tasks_and_test_sets(tmp_path):
+    test_pairs = toy_pairs(20, seed=2)
+    (tmp_path / "test.en").write_text("".join(src + "\n" for src, _ in test_pairs))
+    (tmp_path / "test.de").write_text("".join(tgt + "\n" for _, tgt in test_pairs))
+    cfg = DataConfig(
+        vocab_size=48,
+        test_sets=[],
+        train_files={"en-de": write_tsv(tmp_path / "train.tsv", toy_pairs(200, seed=1))},
+        test_files={"en-de": {"toy": [str(tmp_path / "test.en"), str(tmp_path / "test.de")]}},
+    )
+    prepared = data.prepare_data(cfg, tmp_path)
+    assert not prepared.tagged
+    assert prepared.tokenizer.vocab_size == 48
+    assert [len(task) for task in prepared.tasks] == [200]
+    (test_set,) = prepared.test_sets
+    assert (test_set.name, test_set.direction, test_set.target_lang) == ("toy", "en-de", "de")
+    assert test_set.references == [tgt for _, tgt in test_pairs]
+    # the ids decode back to the text: nothing was lost or added on the way
+    decoded_sources = prepared.tokenizer.decode([e.src for e in test_set.examples])
+    assert decoded_sources == [src for src, _ in test_pairs]
+    assert prepared.tokenizer.decode([e.tgt for e in test_set.examples]) == test_set.references
+
+
+def test_more_than_one_target_language_tags_every_source(tmp_path):
+    pairs = toy_pairs(100, seed=1)
+    cfg = DataConfig(
+        directions=["en-de", "en-fr"],
+        vocab_size=60,
+        test_sets=[],
+        train_files={
+            "en-de": write_tsv(tmp_path / "de.tsv", pairs),
+            "en-fr": write_tsv(tmp_path / "fr.tsv", pairs),
+        },
+        test_files={"en-fr": {"toy": write_tsv(tmp_path / "test.tsv", pairs[:5])}},
+    )
+    prepared = data.prepare_data(cfg, tmp_path)
+    assert prepared.tagged
+    for task, lang in enumerate(["de", "fr"]):
+        tag = prepared.tokenizer.token_id(prepared.tokenizer.language_tag(lang))
+        assert all(e.src[0] == tag and e.task == task for e in prepared.tasks[task])
+    fr_tag = prepared.tokenizer.token_id("<2fr>")
+    assert all(e.src[0] == fr_tag and e.task == 1 for e in prepared.test_sets[0].examples)
+    assert data.encode_sources(prepared.tokenizer, ["the cat"], "en-de", True)[0][0] != fr_tag
+
+
+def test_capped_training_sets_are_nested_fixed_subsets(tmp_path):
+    train_file = write_tsv(tmp_path / "train.tsv", toy_pairs(200, seed=1))
+
+    def capped(n):
+        cfg = DataConfig(test_sets=["dev"], max_train_pairs=n, train_files={"en-de": train_file})
+        return data._training_pairs(cfg, "en-de")
+
+    small, large = capped(50), capped(120)
+    assert len(small) == 50 and len(large) == 120
+    assert set(small) <= set(large)
+    assert capped(50) == small
+    assert small != toy_pairs(200, seed=1)[:50]  # a random subset, not the head of the file
+
+
+def test_malformed_user_data_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("one\tein\ntwo without a tab\n")
+    cfg = DataConfig(test_sets=[], train_files={"en-de": str(bad)}, test_files={"en-de": {"t": str(bad)}})
+    with pytest.raises(DataError, match="bad.tsv:2"):
+        data.prepare_data(cfg, tmp_path)
+
+
+class FakeCorpus:
+    """The corpus API with two directions, a dev split each and one named test set in En->De only."""
+
+    def load_pairs(self, src_lang, tgt_lang, split):
+        return [(f"{split} {src_lang}", f"{split} {tgt_lang}")]
+
+    def test_set_names(self, src_lang, tgt_lang):
+        return ["news"] if (src_lang, tgt_lang) == ("en", "de") else []
+
+    def load_test_set(self, name, src_lang, tgt_lang):
+        return [(f"{name} {src_lang}", f"{name} {tgt_lang}")]
+
+
+def test_corpus_test_sets_are_evaluated_in_every_direction_that_has_them(monkeypatch):
+    monkeypatch.setattr(data, "corpus", FakeCorpus())
+    cfg = DataConfig(directions=["en-de", "de-en"], test_sets=["dev", "news"])
+    assert data._test_pairs(cfg) == [
+        ("dev", "en-de", [("dev en", "dev de")]),
+        ("dev", "de-en", [("dev de", "dev en")]),
+        ("news", "en-de", [("news en", "news de")]),
+    ]
+    cfg = DataConfig(directions=["de-en"], test_sets=["news"])
+    with pytest.raises(
+        ConfigurationError, match=r"data.test_sets: 'news' exists in none .* valid: \['dev'\]"
+    ):
+        data._test_pairs(cfg)

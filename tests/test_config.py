@@ -90,7 +90,7 @@ def test_bad_override_names_key_and_suggestion():
 
 
 def test_missing_and_malformed_files(tmp_path):
-    with pytest.raises(ConfigurationError, match="no such config file"):
+    with pytest.raises(ConfigurationError, match="absent.yaml: no such file"):
         load_config(tmp_path / "absent.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("train: [unclosed\n")

@@ -33,6 +33,7 @@ class DataConfig:
     directions: list[str] = field(default_factory=lambda: ["en-de"])
     test_sets: list[str] = field(default_factory=lambda: ["dev"])
     vocab_size: int = 2000
+    character_coverage: float = 0.9995
     weights: list[float] | None = None
     temperature: float | None = None
     max_train_pairs: int | None = None
@@ -65,6 +66,10 @@ class DataConfig:
             raise ConfigurationError(f"{source}: data.temperature must be > 0, not {self.temperature}")
         if self.vocab_size < 8:
             raise ConfigurationError(f"{source}: data.vocab_size must be at least 8, not {self.vocab_size}")
+        if not 0 < self.character_coverage <= 1:
+            raise ConfigurationError(
+                f"{source}: data.character_coverage must be in (0, 1], not {self.character_coverage}"
+            )
         if self.max_train_pairs is not None and self.max_train_pairs < 1:
             raise ConfigurationError(
                 f"{source}: data.max_train_pairs must be >= 1, not {self.max_train_pairs}"
@@ -224,15 +229,19 @@ def from_dict(raw: Any, source: str = "<config>") -> RunConfig:
 
 def load_config(path: str | Path, overrides: typing.Sequence[str] = ()) -> RunConfig:
     """Read a run config from YAML and apply `key=value` overrides (dotted keys, YAML values)."""
+    raw = apply_overrides(read_yaml(path) or {}, overrides, str(path))
+    return from_dict(raw, str(path))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parsed YAML of a file; a missing file or a syntax error is a ConfigurationError naming the file."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigurationError(f"{path}: no such config file") from None
+        raise ConfigurationError(f"{path}: no such file") from None
     except yaml.YAMLError as err:
         raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
-    raw = apply_overrides(raw or {}, overrides, str(path))
-    return from_dict(raw, str(path))
 
 
 def apply_overrides(raw: dict[str, Any], overrides: typing.Sequence[str], source: str) -> dict[str, Any]:

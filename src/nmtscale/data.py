@@ -67,7 +67,13 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     raw_test_sets = _test_pairs(cfg)
     tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in cfg.directions}) if tagged else []
     texts = [text for pairs in train_pairs for pair in pairs for text in pair]
-    tokenizer = train_tokenizer(texts, cfg.vocab_size, user_symbols=tags, cache_dir=cache_dir / "tokenizers")
+    tokenizer = train_tokenizer(
+        texts,
+        cfg.vocab_size,
+        user_symbols=tags,
+        cache_dir=cache_dir / "tokenizers",
+        character_coverage=cfg.character_coverage,
+    )
     tasks = [
         encode_pairs(tokenizer, pairs, direction, tagged, task)
         for task, (pairs, direction) in enumerate(zip(train_pairs, cfg.directions, strict=True))

@@ -26,7 +26,15 @@ from typing import Any
 import torch
 import yaml
 
-from nmtscale.config import RunConfig, apply_overrides, config_hash, from_dict, load_config, to_dict
+from nmtscale.config import (
+    RunConfig,
+    apply_overrides,
+    config_hash,
+    from_dict,
+    load_config,
+    read_yaml,
+    to_dict,
+)
 from nmtscale.data import encode_sources, prepare_data, uses_target_tags
 from nmtscale.errors import ConfigurationError, closest
 from nmtscale.tokenizer import Tokenizer
@@ -118,12 +126,7 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
     either a `grid` (every combination of the listed values) or `runs` (a list of override mappings).
     """
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigurationError(f"{path}: no such sweep file") from None
-    except yaml.YAMLError as err:
-        raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
+    raw = read_yaml(path) or {}
     if not isinstance(raw, dict):
         raise ConfigurationError(f"{path}: a sweep file is a mapping with keys {list(SWEEP_KEYS)}")
     for key in raw:
@@ -131,12 +134,7 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
             raise ConfigurationError(f"{path}: unknown sweep key {key!r}" + closest(str(key), SWEEP_KEYS))
     if "grid" in raw and "runs" in raw:
         raise ConfigurationError(f"{path}: give either 'grid' or 'runs', not both")
-    base_raw: dict[str, Any] = {}
-    if "base" in raw:
-        base_path = path.parent / str(raw["base"])
-        if not base_path.exists():
-            raise ConfigurationError(f"{path}: base: no such config file {base_path}")
-        base_raw = yaml.safe_load(base_path.read_text()) or {}
+    base_raw = (read_yaml(path.parent / str(raw["base"])) or {}) if "base" in raw else {}
     common = _override_list(raw.get("set") or {}, path, "set")
     if "grid" in raw:
         grid = raw["grid"]

@@ -436,7 +436,7 @@ class Trainer:
                 "scheduler": self.scheduler.state_dict(),
                 "stream": self.stream.state_dict(),
                 "rng": rng_state(),
-                "state": dataclasses.asdict(self.state),
+                "state": vars(self.state),
             },
             path,
         )

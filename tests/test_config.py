@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nmtscale.config import config_hash, dotted_keys, from_dict, load_config
+from nmtscale.config import config_hash, dotted_keys, from_dict, load_config, override
 from nmtscale.errors import ConfigurationError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "params" / "example_run.yaml"
@@ -43,6 +43,17 @@ def test_hash_is_a_function_of_the_content():
     # spelling out a default does not change the run; changing a value does
     assert config_hash(from_dict({})) == config_hash(from_dict({"train": {"seed": 0}}))
     assert config_hash(from_dict({})) != config_hash(from_dict({"train": {"seed": 1}}))
+
+
+def test_override_changes_a_copy_and_validates():
+    base = load_config(EXAMPLE)
+    wider = override(base, {"model.d_model": 128, "train.steps": 5})
+    assert (wider.model.d_model, wider.train.steps, base.model.d_model) == (128, 5, 64)
+    assert wider.model.head_dim == 32  # derived again from the new width
+    with pytest.raises(
+        ConfigurationError, match=r"model.d_mdoel: unknown key \(did you mean 'model.d_model'\?\)"
+    ):
+        override(base, {"model.d_mdoel": 128})
 
 
 def test_ints_are_accepted_where_numbers_are_expected():
@@ -82,7 +93,7 @@ def test_bad_configs_name_file_key_and_suggestion(tmp_path, raw, expected):
 
 def test_bad_override_names_key_and_suggestion():
     with pytest.raises(
-        ConfigurationError, match=r"--set train.stesp: unknown key \(did you mean 'train.steps'\?\)"
+        ConfigurationError, match=r"train.stesp: unknown key \(did you mean 'train.steps'\?\)"
     ):
         load_config(EXAMPLE, ["train.stesp=3"])
     with pytest.raises(ConfigurationError, match="not of the form section.key=value"):

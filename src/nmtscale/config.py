@@ -194,6 +194,11 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
     raw = dataclasses.asdict(cfg)
     for key in MODEL_KEYS_SET_BY_RUN:
         raw["model"].pop(key)
+    # ModelConfig fills in head_dim = d_model / n_heads; store that default as null again, so that a changed
+    # d_model or n_heads derives it anew and the same model always has the same hash.
+    model = raw["model"]
+    if model["head_dim"] * model["n_heads"] == model["d_model"]:
+        model["head_dim"] = None
     return raw
 
 
@@ -229,7 +234,7 @@ def from_dict(raw: Any, source: str = "<config>") -> RunConfig:
 
 def load_config(path: str | Path, overrides: typing.Sequence[str] = ()) -> RunConfig:
     """Read a run config from YAML and apply `key=value` overrides (dotted keys, YAML values)."""
-    raw = apply_overrides(read_yaml(path) or {}, overrides, str(path))
+    raw = set_keys(read_yaml(path) or {}, parse_overrides(overrides, str(path)), str(path))
     return from_dict(raw, str(path))
 
 
@@ -244,22 +249,37 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
 
 
-def apply_overrides(raw: dict[str, Any], overrides: typing.Sequence[str], source: str) -> dict[str, Any]:
-    """A copy of `raw` with each 'section.key=value' override set; the value is parsed as YAML."""
+def override(cfg: RunConfig, changes: typing.Mapping[str, Any]) -> RunConfig:
+    """A validated copy of `cfg` with dotted keys changed, e.g. `override(cfg, {"model.d_model": 128})`."""
+    return from_dict(set_keys(to_dict(cfg), changes, "<override>"), "<override>")
+
+
+def parse_overrides(overrides: typing.Sequence[str], source: str) -> dict[str, Any]:
+    """{'section.key': value} from 'section.key=value' strings; the value is parsed as YAML."""
+    parsed = {}
+    for text in overrides:
+        key, sep, value = text.partition("=")
+        if not sep:
+            raise ConfigurationError(f"{source}: override {text!r} is not of the form section.key=value")
+        try:
+            parsed[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            raise ConfigurationError(f"{source}: override {text!r}: value is not valid YAML: {err}") from None
+    return parsed
+
+
+def set_keys(raw: dict[str, Any], changes: typing.Mapping[str, Any], source: str) -> dict[str, Any]:
+    """A copy of the raw config `raw` with each dotted key of `changes` set; unknown keys are errors."""
     raw = json.loads(json.dumps(raw))
     valid = dotted_keys()
-    for override in overrides:
-        key, sep, text = override.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ConfigurationError(f"{source}: override {override!r} is not of the form section.key=value")
+    for key, value in changes.items():
         if key not in valid:
-            raise ConfigurationError(f"{source}: --set {key}: unknown key" + closest(key, valid))
+            raise ConfigurationError(f"{source}: {key}: unknown key" + closest(str(key), valid))
         section, name = key.split(".", 1)
         raw.setdefault(section, {})
         if not isinstance(raw[section], dict):
             raise ConfigurationError(f"{source}: section {section!r} is not a mapping")
-        raw[section][name] = yaml.safe_load(text)
+        raw[section][name] = value
     return raw
 
 

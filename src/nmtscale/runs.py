@@ -28,11 +28,11 @@ import yaml
 
 from nmtscale.config import (
     RunConfig,
-    apply_overrides,
     config_hash,
     from_dict,
     load_config,
     read_yaml,
+    set_keys,
     to_dict,
 )
 from nmtscale.data import encode_sources, prepare_data, uses_target_tags
@@ -135,7 +135,7 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
     if "grid" in raw and "runs" in raw:
         raise ConfigurationError(f"{path}: give either 'grid' or 'runs', not both")
     base_raw = (read_yaml(path.parent / str(raw["base"])) or {}) if "base" in raw else {}
-    common = _override_list(raw.get("set") or {}, path, "set")
+    common = _mapping(raw.get("set") or {}, path, "set")
     if "grid" in raw:
         grid = raw["grid"]
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
@@ -143,12 +143,12 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
         variants = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     else:
         variants = raw.get("runs") or [{}]
-        if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
-            raise ConfigurationError(f"{path}: runs must be a list of mappings of key: value")
+        if not isinstance(variants, list):
+            raise ConfigurationError(f"{path}: runs must be a list of mappings of section.key: value")
     configs = []
     for i, variant in enumerate(variants):
-        overrides = common + _override_list(variant, path, f"runs[{i}]")
-        configs.append(from_dict(apply_overrides(base_raw, overrides, str(path)), str(path)))
+        changes = {**common, **_mapping(variant, path, f"runs[{i}]")}
+        configs.append(from_dict(set_keys(base_raw, changes, str(path)), str(path)))
     pool = {key: raw.get(key, 1) for key in ("workers", "threads_per_run")}
     for key, value in pool.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -156,12 +156,10 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
     return configs, pool
 
 
-def _override_list(mapping: Any, path: Path, where: str) -> list[str]:
-    if not isinstance(mapping, dict):
+def _mapping(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
         raise ConfigurationError(f"{path}: {where} must be a mapping of section.key: value")
-    return [
-        f"{key}={yaml.safe_dump(value, default_flow_style=True).strip()}" for key, value in mapping.items()
-    ]
+    return value
 
 
 def find_run(name: str) -> Path:

@@ -178,7 +178,7 @@ def test_sweep_file_grid_and_runs(store):
         runs.load_sweep(sweep_file)
 
 
-def test_train_and_translate_commands(store, capsys):
+def test_train_sweep_and_translate_commands(store, capsys):
     config = store / "run.yaml"
     config.write_text(yaml.safe_dump(user_run(store)))
     assert cli.main(["train", str(config), "--set", "train.steps=30"]) == 0
@@ -188,6 +188,11 @@ def test_train_and_translate_commands(store, capsys):
     (store / "input.txt").write_text("the cat sees the dog\na big red house\n")
     assert cli.main(["translate", str(directory), "--input", str(store / "input.txt"), "--beam", "2"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
+
+    (store / "sweep.yaml").write_text(yaml.safe_dump({"base": "run.yaml", "grid": {"train.steps": [10, 30]}}))
+    assert cli.main(["sweep", str(store / "sweep.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and directory.name in lines[1]  # the 30-step run was already done
 
     assert cli.main(["train", str(config), "--set", "train.setps=3"]) == 2
     assert "did you mean 'train.steps'" in capsys.readouterr().err

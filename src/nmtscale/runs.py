@@ -57,9 +57,9 @@ def cache_root() -> Path:
     return Path(os.environ.get("NMTSCALE_CACHE", REPOSITORY / "cache"))
 
 
-def run_dir(cfg: RunConfig, root: Path | None = None) -> Path:
-    """The directory of the run described by `cfg`."""
-    return (root or runs_root()) / config_hash(cfg)
+def run_dir(cfg: RunConfig, root: str | Path | None = None) -> Path:
+    """The directory of the run described by `cfg` in the store at `root` (default: `runs_root()`)."""
+    return (Path(root) if root else runs_root()) / config_hash(cfg)
 
 
 def load_summary(directory: Path) -> RunSummary | None:
@@ -69,7 +69,7 @@ def load_summary(directory: Path) -> RunSummary | None:
 
 
 def run(
-    cfg: RunConfig, root: Path | None = None, threads: int | None = None, progress: bool | None = None
+    cfg: RunConfig, root: str | Path | None = None, threads: int | None = None, progress: bool | None = None
 ) -> RunSummary:
     """The summary of the run `cfg`: read at once if it is done, else trained (resuming if interrupted)."""
     directory = run_dir(cfg, root)
@@ -94,13 +94,13 @@ def run(
         return summary
 
 
-def _run_job(cfg: RunConfig, root: Path | None, threads: int) -> RunSummary:
+def _run_job(cfg: RunConfig, root: str | Path | None, threads: int) -> RunSummary:
     """One sweep job; a separate function so that any executor can ship it to a worker."""
     return run(cfg, root, threads, progress=False)
 
 
 def sweep(
-    configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: Path | None = None
+    configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: str | Path | None = None
 ) -> list[RunSummary]:
     """Summaries of every run in `configs`, in input order, training the missing ones in `workers` processes.
 

@@ -303,6 +303,7 @@ def joint_law(weights: Sequence[float], n0: float = 1.0, higher_is_better: bool 
     if not weights or len(set(weights)) != len(weights) or not all(0 < w <= 1 for w in weights):
         raise ValueError(f"joint_law needs distinct weights in (0, 1], got {weights}")
     sign = -1.0 if higher_is_better else 1.0
+    levels = _level_grid(higher_is_better)
     order = np.argsort(weights)
     sorted_weights = np.asarray(weights)[order]
 
@@ -336,7 +337,7 @@ def joint_law(weights: Sequence[float], n0: float = 1.0, higher_is_better: bool 
         inputs=("N", "p"),
         parameters=(
             Parameter("alpha", 0.0, 10.0, (0.1, 0.3, 1.0), 0.3),
-            Parameter("L_inf", 0.0, np.inf, _level_grid(higher_is_better), _level_grid(higher_is_better)[1]),
+            Parameter("L_inf", 0.0, np.inf, levels, levels[1]),
             *(Parameter(f"beta[{w:g}]", 0.0, np.inf, (1.0,), 1.0) for w in weights),
         ),
         predict=predict,
@@ -389,6 +390,7 @@ def weighted_law(form: str = "eq12", n0: float = 1.0, higher_is_better: bool = F
     if form not in ("eq12", "linear"):
         raise ValueError(f"weighted_law form must be 'eq12' or 'linear', got {form!r}")
     sign = -1.0 if higher_is_better else 1.0
+    levels = _level_grid(higher_is_better)
 
     def fraction_and_grads(p, c):
         if form == "linear":
@@ -414,22 +416,24 @@ def weighted_law(form: str = "eq12", n0: float = 1.0, higher_is_better: bool = F
             [sign * term, -sign * beta_1 * term * np.log(scaled), np.ones_like(term), d_f[:, None] * f_grads]
         )
 
+    # c1 >= 0 keeps f_hat >= p > 0 (no negative transfer, as in every fit of Fernandes et al.); a law that
+    # must allow interference needs another f_hat, not a negative one that leaves (f_hat N)^-alpha undefined.
     c_params = (
-        (Parameter("c1", -1.0, 1.0, (0.0, 0.5), 0.5),)
+        (Parameter("c1", 0.0, 1.0, (0.2, 0.8), 0.5),)
         if form == "linear"
         else (
-            Parameter("c1", -10.0, 10.0, (-0.5, 0.5), 0.5),
-            Parameter("c2", 0.01, 10.0, (0.5, 1.0), 1.0),
-            Parameter("c3", 0.01, 10.0, (0.5, 1.0), 1.0),
+            Parameter("c1", 0.0, 10.0, (0.1, 1.0), 0.5),
+            Parameter("c2", 0.01, 10.0, (1.0,), 1.0),
+            Parameter("c3", 0.01, 10.0, (1.0,), 1.0),
         )
     )
     return Law(
         name=f"fernandes_weighted_{form}" + ("_quality" if higher_is_better else ""),
         inputs=("N", "p"),
         parameters=(
-            Parameter("beta_1", 0.0, np.inf, (0.3, 1.0, 3.0), 1.0),
-            Parameter("alpha", 0.0, 10.0, (0.1, 0.3, 1.0), 0.3),
-            Parameter("L_inf", 0.0, np.inf, _level_grid(higher_is_better), _level_grid(higher_is_better)[1]),
+            Parameter("beta_1", 0.0, np.inf, (0.3, 3.0), 1.0),
+            Parameter("alpha", 0.0, 10.0, (0.1, 0.5), 0.3),
+            Parameter("L_inf", 0.0, np.inf, levels[1:], levels[1]),
             *c_params,
         ),
         predict=predict,

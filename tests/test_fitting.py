@@ -1,0 +1,278 @@
+"""Fitting machinery: recovery of known parameters from noisy synthetic data, the papers' recipes,
+uncertainty, bad input, and Besiroglu et al.'s refit of the published Chinchilla data."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import least_squares
+
+from nmtscale import fitting, laws, uncertainty
+
+NE_BAR, ND_BAR = 120e6, 150e6
+BIVARIATE = {"alpha": 0.35, "pe": 0.25, "pd": 0.45, "L_inf": 1.3}
+WEIGHTS = (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # Fernandes Eq. 5, without the zero-shot p = 0
+SIZES = np.array([19e6, 64e6, 127e6, 191e6, 340e6, 453e6, 708e6, 1019e6])  # Fernandes App. A
+CHINCHILLA_CSV = Path(
+    os.environ.get(
+        "NMTSCALE_CHINCHILLA_CSV",
+        Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "chinchilla_fig4_extracted.csv",
+    )
+)
+BESIROGLU = {"A": 477.8, "B": 2143.9, "E": 1.817, "alpha": 0.3473, "beta": 0.3672}
+
+
+def ghorbani_runs(rng, noise=0.003):
+    """Encoder scaling (2..64 layers, decoder 6), decoder scaling (2..64, encoder 6), symmetric scaling."""
+    layers = np.array([2, 4, 6, 8, 12, 16, 24, 32, 48, 64])
+    enc = np.column_stack([layers * 20e6, np.full(len(layers), 6 * 25e6)])
+    dec = np.column_stack([np.full(len(layers), 6 * 20e6), layers * 25e6])
+    symmetric = np.column_stack([layers * 20e6, layers * 25e6])
+    law = laws.bivariate_law(NE_BAR, ND_BAR)
+
+    def observe(x):
+        return law(x, BIVARIATE) + rng.normal(0, noise, len(x))
+
+    return law, np.vstack([enc, dec]), observe(np.vstack([enc, dec])), symmetric, observe(symmetric)
+
+
+def multilingual_runs(law, params, rng, relative_noise=0.003):
+    """A tidy grid of (N, p) runs with losses from `law`, with multiplicative noise."""
+    grid = pd.DataFrame({"N": SIZES}).merge(pd.DataFrame({"p": WEIGHTS}), how="cross")
+    clean = law(grid, params)
+    return grid, clean * (1 + rng.normal(0, relative_noise, len(grid)))
+
+
+def assert_params_close(got, expected, rel):
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, rel=rel), name
+
+
+def test_r2_is_100_times_explained_over_total_variance():
+    observed, predicted = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.1, 1.9, 3.2, 3.8])
+    d = fitting.diagnose(observed, predicted)
+    assert d.r2 == pytest.approx(100 * (1 - 0.1 / 5.0))
+    assert d.max_abs_deviation == pytest.approx(0.2)
+    assert d.rmse == pytest.approx(np.sqrt(0.1 / 4))
+    np.testing.assert_allclose(d.residuals, observed - predicted)
+
+
+@pytest.mark.parametrize("fit_with", ["multistart", "soft_l1"])
+def test_power_law_recovered_from_noisy_data(fit_with):
+    rng = np.random.default_rng(1)
+    law = laws.power_law(n0=1e8)  # Zhang Eq. 7 with N0 = 1e8; Ghorbani Eq. 1 up to the normaliser
+    truth = {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}
+    n = np.geomspace(1e7, 3e9, 25)
+    y = law(n, truth) + rng.normal(0, 0.003, len(n))
+    if fit_with == "multistart":
+        fit = fitting.fit_multistart(law, n, y)
+    else:
+        fit = fitting.fit_soft_l1(law, n, y, f_scale=0.01)
+    assert fit.converged
+    assert_params_close(fit.params, truth, rel=0.05)
+    assert fit.diagnostics.r2 > 99.9
+
+
+def test_ghorbani_recipe_recovers_bivariate_law_and_predicts_symmetric_models():
+    rng = np.random.default_rng(2)
+    law, x, y, symmetric, y_symmetric = ghorbani_runs(rng)
+    fit = fitting.fit_soft_l1_recipe(law, x, y)
+    assert fit.converged
+    assert_params_close(fit.params, BIVARIATE, rel=0.1)
+    assert len(fit.table) == 25 and fit.table["chosen"].sum() == 1
+    # Ghorbani Fig. 3: fitted on encoder/decoder scaling, evaluated out of sample on symmetric scaling.
+    out_of_sample = fit.evaluate(symmetric, y_symmetric)
+    assert out_of_sample.r2 > 99 and out_of_sample.max_abs_deviation < 0.02
+
+
+def test_soft_l1_equals_plain_least_squares_on_clean_data():
+    law = laws.bivariate_law(NE_BAR, ND_BAR)
+    _, x, _, _, _ = ghorbani_runs(np.random.default_rng(3))
+    y = law(x, BIVARIATE)
+    robust = fitting.fit_soft_l1(law, x, y, f_scale=0.001)
+    plain = least_squares(lambda t: law.predict(x, t) - y, law.default_start(), bounds=law.bounds)
+    np.testing.assert_allclose(robust.theta, plain.x, rtol=1e-5)
+    np.testing.assert_allclose(robust.theta, law.vector(BIVARIATE), rtol=1e-5)
+
+
+def test_soft_l1_resists_an_outlier_that_pulls_plain_least_squares():
+    rng = np.random.default_rng(4)
+    law, x, y, _, _ = ghorbani_runs(rng, noise=0.002)
+    y[3] += 0.3
+    robust = fitting.fit_soft_l1(law, x, y, f_scale=0.002)
+    plain = fitting.fit_soft_l1(law, x, y, f_scale=10.0)  # soft_l1 with a huge scale is least squares
+    truth = law.vector(BIVARIATE)
+    assert np.abs(robust.theta / truth - 1).max() < np.abs(plain.theta / truth - 1).max()
+    assert np.abs(robust.theta / truth - 1).max() < 0.1
+
+
+def test_multistart_sum_reduction_reaches_a_lower_objective_than_each_start():
+    rng = np.random.default_rng(5)
+    law = laws.chinchilla_law()
+    truth = {"a": 6.0, "b": 7.5, "e": 0.6, "alpha": 0.35, "beta": 0.37}
+    n = np.geomspace(5e7, 1e10, 12).repeat(4)
+    d = n * np.tile([5.0, 10.0, 20.0, 40.0], 12)
+    y = law(np.column_stack([n, d]), truth) * np.exp(rng.normal(0, 0.002, len(n)))
+    starts = law.start_grid()[::97]
+    fit = fitting.fit_multistart(law, np.column_stack([n, d]), y, starts=starts)
+    assert len(fit.table) == len(starts)
+    assert fit.objective == pytest.approx(fit.table["objective"].min())
+    assert_params_close(fit.params, {"e": 0.6, "alpha": 0.35, "beta": 0.37}, rel=0.05)
+
+
+def test_joint_law_and_effective_fractions_recovered():
+    rng = np.random.default_rng(6)
+    law = laws.joint_law(WEIGHTS, n0=1e8)
+    alpha, f_true = 0.3, laws.f_hat(np.array(WEIGHTS), 0.4, 0.8, 1.2)
+    truth = {
+        "alpha": alpha,
+        "L_inf": 1.4,
+        **{f"beta[{w:g}]": 1.2 * f**-alpha for w, f in zip(WEIGHTS, f_true, strict=True)},
+    }
+    grid, y = multilingual_runs(law, truth, rng)
+    fit = fitting.fit_soft_l1(law, grid, y, f_scale=0.01)
+    assert_params_close(fit.params, {"alpha": alpha, "L_inf": 1.4}, rel=0.1)
+    fractions = laws.effective_fraction(fit.params)
+    np.testing.assert_allclose(fractions["f"], f_true, rtol=0.1)
+
+
+@pytest.mark.parametrize("form", ["eq12", "linear"])
+def test_weighted_law_recovers_f_hat_and_the_frontier_for_unseen_weights(form):
+    rng = np.random.default_rng(7)
+    law = laws.weighted_law(form, n0=1e8)
+    c_true = {"c1": 0.4, "c2": 0.8, "c3": 1.2} if form == "eq12" else {"c1": 0.8}
+    truth = {"beta_1": 1.2, "alpha": 0.3, "L_inf": 1.4, **c_true}
+    grid, y = multilingual_runs(law, truth, rng)
+    seen = grid["p"].isin([0.05, 0.1, 0.5, 0.9, 1.0])  # fit on some weights, predict the others
+    fit = fitting.fit_multistart(law, grid[seen], y[seen])
+    assert_params_close(fit.params, {"alpha": 0.3, "L_inf": 1.4}, rel=0.1)
+    p = np.linspace(0.05, 1, 20)
+    fitted_f = (laws.f_hat if form == "eq12" else laws.f_hat_linear)(p, *(fit.params[c] for c in c_true))
+    true_f = (laws.f_hat if form == "eq12" else laws.f_hat_linear)(p, *c_true.values())
+    np.testing.assert_allclose(fitted_f, true_f, rtol=0.05)
+    assert fit.evaluate(grid[~seen], y[~seen]).max_abs_deviation < 0.03
+    frontier = laws.tradeoff_frontier((law, fit.params), (law, fit.params), [2e8, 2e9])
+    true_frontier = laws.tradeoff_frontier((law, truth), (law, truth), [2e8, 2e9])
+    np.testing.assert_allclose(frontier[["first", "second"]], true_frontier[["first", "second"]], rtol=0.01)
+
+
+def test_quality_frontier_for_a_metric_that_rises_with_scale():
+    rng = np.random.default_rng(8)
+    law = laws.weighted_law("eq12", n0=1e8, higher_is_better=True)  # ChrF: Fernandes Fig. 8
+    truth = {"beta_1": 12.0, "alpha": 0.3, "L_inf": 62.0, "c1": 0.4, "c2": 0.8, "c3": 1.2}
+    grid, chrf = multilingual_runs(law, truth, rng, relative_noise=0.002)
+    fit = fitting.fit_multistart(law, grid, chrf)
+    assert_params_close(fit.params, {"alpha": 0.3, "L_inf": 62.0, "beta_1": 12.0}, rel=0.1)
+    frontier = laws.tradeoff_frontier((law, fit.params), (law, fit.params), [5e8])
+    true_frontier = laws.tradeoff_frontier((law, truth), (law, truth), [5e8])
+    np.testing.assert_allclose(frontier["first"], true_frontier["first"], atol=0.5)
+    assert np.all(np.diff(frontier["first"]) > 0)
+
+
+def test_bleu_law_recovered_with_confidence_intervals():
+    rng = np.random.default_rng(9)
+    loss = np.linspace(1.2, 2.5, 30)
+    bleu = 60.0 * loss**-1.5 * np.exp(rng.normal(0, 0.01, len(loss)))
+    fit = fitting.fit_bleu_vs_loss(loss, bleu)
+    assert fit.c_b == pytest.approx(60.0, rel=0.05) and fit.p_b == pytest.approx(1.5, rel=0.05)
+    table = fit.coefficients().set_index("parameter")
+    assert table.loc["c_B", "lower"] < 60.0 < table.loc["c_B", "upper"]
+    assert table.loc["p_B", "lower"] < 1.5 < table.loc["p_B", "upper"]
+    band = fit.predict([1.5, 2.0])
+    assert np.all((band["lower"] < band["bleu"]) & (band["bleu"] < band["upper"]))
+
+
+def test_learning_curve_extrapolated_to_a_later_step():
+    rng = np.random.default_rng(10)
+    steps = np.arange(1_000, 200_001, 1_000)
+    curve = 0.8 * (steps / 1e5) ** -0.5 + 1.5
+    predicted, fit = fitting.extrapolate_learning_curve(
+        steps, curve + rng.normal(0, 0.002, len(steps)), 500_000, start_step=10_000
+    )
+    assert fit.converged
+    assert predicted == pytest.approx(0.8 * 5**-0.5 + 1.5, abs=0.01)
+
+
+def test_perturbation_and_bootstrap_give_standard_errors_and_bands():
+    rng = np.random.default_rng(11)
+    law = laws.power_law(n0=1e8)
+    n = np.geomspace(1e7, 3e9, 15)
+    fit = fitting.fit_soft_l1(
+        law, n, law(n, {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}) + rng.normal(0, 0.005, 15), 0.02
+    )
+    small = uncertainty.perturbation(fit, n_samples=40, relative_sigma=0.005)
+    large = uncertainty.perturbation(fit, n_samples=40, relative_sigma=0.02)
+    se_small = small.coefficients()["std_error"].to_numpy()
+    se_large = large.coefficients()["std_error"].to_numpy()
+    assert np.all(se_small > 0)
+    assert np.all((se_large / se_small > 2.5) & (se_large / se_small < 6))  # noise 4x -> errors about 4x
+    boot = uncertainty.bootstrap(fit, n_samples=40)
+    table = boot.coefficients()
+    assert list(table.columns) == ["parameter", "estimate", "std_error", "lower", "upper", "method"]
+    assert np.all(table["std_error"] > 0)
+    band = boot.band(np.geomspace(1e7, 1e10, 5))
+    assert list(band.columns) == ["N", "prediction", "std_error", "lower", "upper"]
+    assert np.all(band["lower"] <= band["upper"])
+    assert band["std_error"].iloc[-1] > band["std_error"].iloc[1]  # extrapolation is less certain
+
+
+@pytest.mark.parametrize(
+    "x, y, message",
+    [
+        (np.array([1.0, 2.0, np.nan, 4.0, 5.0]), np.ones(5), r"rows \[2\] \(0-based\) contain NaN or inf"),
+        (np.arange(1.0, 6.0), np.array([1.0, np.inf, 1.0, 1.0, -np.inf]), r"rows \[1, 4\]"),
+        (np.arange(1.0, 3.0), np.ones(2), "2 points cannot determine the 3 parameters"),
+        (np.arange(1.0, 6.0), np.ones(4), "x has 5 rows but y has 4 values"),
+        (np.arange(1.0, 6.0), np.ones((5, 1)), "y must be one-dimensional"),
+        (np.ones((5, 2)), np.ones(5), "takes 1 input columns"),
+    ],
+)
+def test_bad_input_is_a_value_error_naming_the_problem(x, y, message):
+    with pytest.raises(ValueError, match=message):
+        fitting.fit_soft_l1(laws.power_law(), x, y, f_scale=0.01)
+
+
+def test_log_space_fits_reject_non_positive_targets_by_row():
+    with pytest.raises(ValueError, match=r"rows \[0, 3\] are not"):
+        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.array([0.0, 1, 1, -1, 1]))
+    with pytest.raises(ValueError, match=r"rows \[1\]"):
+        fitting.fit_bleu_vs_loss([1.0, 2.0, 3.0], [10.0, 0.0, 5.0])
+    with pytest.raises(ValueError, match="reduction"):
+        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.ones(5), reduction="median")
+
+
+def chinchilla_points():
+    if not CHINCHILLA_CSV.is_file():
+        pytest.skip(f"reference data not found at {CHINCHILLA_CSV} (set NMTSCALE_CHINCHILLA_CSV)")
+    # Besiroglu et al.'s protocol (README beside the file): drop the 5 highest losses; D = C / (6 N).
+    frame = pd.read_csv(CHINCHILLA_CSV).sort_values("loss").iloc[:-5]
+    n = frame["Model Size"].to_numpy()
+    return np.column_stack([n, frame["Training FLOP"].to_numpy() / (6 * n)]), frame["loss"].to_numpy()
+
+
+def assert_besiroglu(fit):
+    got = laws.chinchilla_coefficients(fit.params)
+    assert_params_close(got, {k: BESIROGLU[k] for k in ("E", "alpha", "beta")}, rel=0.01)
+    assert_params_close(got, {k: BESIROGLU[k] for k in ("A", "B")}, rel=0.05)
+
+
+def test_chinchilla_refit_from_a_sparse_start_grid():
+    x, y = chinchilla_points()
+    law = laws.chinchilla_law()
+    fit = fitting.fit_multistart(law, x, y, starts=law.start_grid()[::45])  # 100 of the 4,500 starts
+    assert_besiroglu(fit)
+
+
+@pytest.mark.slow
+def test_chinchilla_refit_reproduces_besiroglu_on_their_full_grid():
+    x, y = chinchilla_points()
+    fit = fitting.fit_multistart(laws.chinchilla_law(), x, y)
+    assert len(fit.table) == 4500 and fit.converged
+    assert_besiroglu(fit)
+    # A mean-reduced objective stops L-BFGS-B before the optimum of the summed one.
+    mean_fit = fitting.fit_multistart(
+        laws.chinchilla_law(), x, y, starts=fit.table.filter(like="start_").to_numpy()[::9], reduction="mean"
+    )
+    assert mean_fit.objective * len(y) > fit.objective

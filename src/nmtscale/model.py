@@ -148,28 +148,42 @@ class Attention(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.n_heads, self.head_dim = cfg.n_heads, cfg.head_dim
-        self.query = nn.Linear(cfg.d_model, cfg.attention_dim, bias=cfg.bias)
-        self.key_value = nn.Linear(cfg.d_model, 2 * cfg.attention_dim, bias=cfg.bias)
+        self.n_heads, self.head_dim, self.width = cfg.n_heads, cfg.head_dim, cfg.attention_dim
+        # Query, key and value projections in one matrix: self-attention makes them in a single matmul.
+        self.in_proj = nn.Linear(cfg.d_model, 3 * cfg.attention_dim, bias=cfg.bias)
         self.out = nn.Linear(cfg.attention_dim, cfg.d_model, bias=cfg.bias)
         self.dropout = cfg.attention_dropout
 
     def _split_heads(self, x: Tensor) -> Tensor:
         return x.unflatten(-1, (self.n_heads, self.head_dim)).transpose(1, 2)  # [B, H, L, head_dim]
 
+    def _project(self, x: Tensor, rows: slice) -> Tensor:
+        bias = None if self.in_proj.bias is None else self.in_proj.bias[rows]
+        return F.linear(x, self.in_proj.weight[rows], bias)
+
+    def queries(self, x: Tensor) -> Tensor:
+        return self._split_heads(self._project(x, slice(0, self.width)))
+
     def keys_values(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        keys, values = self.key_value(x).chunk(2, dim=-1)
+        keys, values = self._project(x, slice(self.width, None)).chunk(2, dim=-1)
         return self._split_heads(keys), self._split_heads(values)
 
+    def queries_keys_values(self, x: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        queries, keys, values = (self._split_heads(t) for t in self.in_proj(x).chunk(3, dim=-1))
+        return queries, (keys, values)
+
     def forward(
-        self, x: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor | None = None, is_causal: bool = False
+        self, queries: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor | None = None, is_causal: bool = False
     ) -> Tensor:
-        """x [B, Lq, D] attends to kv ([B, H, Lk, head_dim] each); mask: bool (True: attend) or additive."""
-        query = self._split_heads(self.query(x))
+        """Queries and keys/values [B, H, L, head_dim]; mask: bool (True: may attend) or additive."""
         if mask is not None and mask.is_floating_point():
-            mask = mask.to(query.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
+            mask = mask.to(queries.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
         out = F.scaled_dot_product_attention(
-            query, *kv, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
+            queries,
+            *kv,
+            attn_mask=mask,
+            dropout_p=self.dropout if self.training else 0.0,
+            is_causal=is_causal,
         )
         return self.out(out.transpose(1, 2).flatten(2))
 
@@ -207,14 +221,13 @@ class Block(nn.Module):
         memory_mask: Tensor | None = None,
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """Returns the new states and the self-attention keys/values: prefix_kv (cache, source) + x's own."""
-        h = self._input(x, self.self_attn_norm)
-        kv = self.self_attn.keys_values(h)
+        queries, kv = self.self_attn.queries_keys_values(self._input(x, self.self_attn_norm))
         if prefix_kv is not None:
             kv = (torch.cat([prefix_kv[0], kv[0]], dim=2), torch.cat([prefix_kv[1], kv[1]], dim=2))
-        x = self._residual(x, self.self_attn(h, kv, mask, is_causal), self.self_attn_norm)
+        x = self._residual(x, self.self_attn(queries, kv, mask, is_causal), self.self_attn_norm)
         if self.cross_attn is not None:
-            h = self._input(x, self.cross_attn_norm)
-            x = self._residual(x, self.cross_attn(h, memory_kv, memory_mask), self.cross_attn_norm)
+            queries = self.cross_attn.queries(self._input(x, self.cross_attn_norm))
+            x = self._residual(x, self.cross_attn(queries, memory_kv, memory_mask), self.cross_attn_norm)
         x = self._residual(x, self.ffn(self._input(x, self.ffn_norm)), self.ffn_norm)
         return x, kv
 
@@ -285,11 +298,12 @@ class DecodingState:
     memory_mask: Tensor | None  # encdec: [B, 1, 1, S]
     step: int = 0
 
-    def reorder(self, index: Tensor) -> None:
-        """Keep the rows in `index` (beam search reorders and expands hypotheses with it)."""
+    def reorder(self, index: Tensor, within_sentences: bool = False) -> None:
+        """Keep the rows in `index` (beam search expands and reorders hypotheses with it). With
+        within_sentences, rows keep their sources, so the encoder memory (the same for them) is left alone."""
         self.self_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.self_kv]
         self.key_real = self.key_real.index_select(0, index)
-        if self.memory_kv is not None:
+        if self.memory_kv is not None and not within_sentences:
             self.memory_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.memory_kv]
             self.memory_mask = self.memory_mask.index_select(0, index)
 
@@ -511,8 +525,12 @@ class NMTModel(nn.Module):
         y, positions = self._embed(self.tgt_embed, tokens[:, None], state.step)
         state.key_real = torch.cat([state.key_real, state.key_real.new_ones(len(tokens), 1)], 1)
         state.key_positions = torch.cat([state.key_positions, positions])
-        mask = _masked(
-            state.key_real[:, None, None, :], self._bias(self.decoder_bias, positions, state.key_positions)
+        bias = self._bias(self.decoder_bias, positions, state.key_positions)
+        # The encdec decoder's cache holds target keys only, all real: without a bias it needs no mask.
+        mask = (
+            None
+            if state.memory_kv is not None and bias is None
+            else _masked(state.key_real[:, None, None, :], bias)
         )
         for i, block in enumerate(self.decoder):
             memory_kv = None if state.memory_kv is None else state.memory_kv[i]

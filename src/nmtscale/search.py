@@ -100,7 +100,7 @@ def beam_search(
             history = torch.cat(
                 [history.gather(1, beam[..., None].expand_as(history)), tokens_2d[..., None]], 2
             )
-            state.reorder((beam + torch.arange(batch, device=device)[:, None] * beam_size).flatten())
+            state.reorder((beam + torch.arange(batch, device=device)[:, None] * beam_size).flatten(), True)
             tokens = tokens_2d.flatten()
             if finished.all():
                 break

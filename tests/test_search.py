@@ -84,7 +84,7 @@ def test_search_respects_max_len_and_restores_training_mode():
 
 
 class _Stateless:
-    def reorder(self, index):
+    def reorder(self, index, within_sentences=False):
         pass
 
 

@@ -1,27 +1,18 @@
 """Fitting machinery: recovery of known parameters from noisy synthetic data, the papers' recipes,
 uncertainty, bad input, and Besiroglu et al.'s refit of the published Chinchilla data."""
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.optimize import least_squares
 
-from nmtscale import fitting, laws, uncertainty
+from nmtscale import fitting, laws, reference, uncertainty
+from nmtscale.errors import DataError
 
 NE_BAR, ND_BAR = 120e6, 150e6
 BIVARIATE = {"alpha": 0.35, "pe": 0.25, "pd": 0.45, "L_inf": 1.3}
 WEIGHTS = (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # Fernandes Eq. 5, without the zero-shot p = 0
 SIZES = np.array([19e6, 64e6, 127e6, 191e6, 340e6, 453e6, 708e6, 1019e6])  # Fernandes App. A
-CHINCHILLA_CSV = Path(
-    os.environ.get(
-        "NMTSCALE_CHINCHILLA_CSV",
-        Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "chinchilla_fig4_extracted.csv",
-    )
-)
-BESIROGLU = {"A": 477.8, "B": 2143.9, "E": 1.817, "alpha": 0.3473, "beta": 0.3672}
 
 
 def ghorbani_runs(rng, noise=0.003):
@@ -244,18 +235,22 @@ def test_log_space_fits_reject_non_positive_targets_by_row():
 
 
 def chinchilla_points():
-    if not CHINCHILLA_CSV.is_file():
-        pytest.skip(f"reference data not found at {CHINCHILLA_CSV} (set NMTSCALE_CHINCHILLA_CSV)")
-    # Besiroglu et al.'s protocol (README beside the file): drop the 5 highest losses; D = C / (6 N).
-    frame = pd.read_csv(CHINCHILLA_CSV).sort_values("loss").iloc[:-5]
-    n = frame["Model Size"].to_numpy()
-    return np.column_stack([n, frame["Training FLOP"].to_numpy() / (6 * n)]), frame["loss"].to_numpy()
+    path = reference.chinchilla_csv()
+    if not path.is_file():
+        pytest.skip(f"reference data not found at {path} (set {reference.CHINCHILLA_ENV})")
+    return reference.load_chinchilla_points(path)
+
+
+def test_missing_reference_data_is_a_data_error_naming_the_file(tmp_path):
+    with pytest.raises(DataError, match="absent.csv: Chinchilla reference data not found"):
+        reference.load_chinchilla_points(tmp_path / "absent.csv")
 
 
 def assert_besiroglu(fit):
     got = laws.chinchilla_coefficients(fit.params)
-    assert_params_close(got, {k: BESIROGLU[k] for k in ("E", "alpha", "beta")}, rel=0.01)
-    assert_params_close(got, {k: BESIROGLU[k] for k in ("A", "B")}, rel=0.05)
+    target = reference.BESIROGLU_GRID_BEST
+    assert_params_close(got, {k: target[k] for k in ("E", "alpha", "beta")}, rel=0.01)
+    assert_params_close(got, {k: target[k] for k in ("A", "B")}, rel=0.05)
 
 
 def test_chinchilla_refit_from_a_sparse_start_grid():

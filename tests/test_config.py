@@ -82,6 +82,13 @@ def test_ints_are_accepted_where_numbers_are_expected():
         ({"train": {"steps": 10, "average_last": 5, "checkpoint_interval": 5}}, r"train.average_last=5"),
         ({"train": {"label_smoothing": 1}}, r"train.label_smoothing must be in \[0, 1\)"),
         ({"eval": {"final_fraction": 0}}, r"eval.final_fraction must be in \(0, 1\]"),
+        (
+            {"data": {"eval_directions": ["de-fr"]}},
+            r"data.eval_directions: 'de-fr' translates into a language",
+        ),
+        ({"data": {"eval_directions": ["en-de"]}}, r"list a direction twice"),
+        ({"eval": {"decode": "beam", "decode_interval": 150}}, r"multiple of eval.interval=100"),
+        ({"eval": {"decode_interval": 100}}, r"eval.decode_interval=100 needs eval.decode greedy or beam"),
     ],
 )
 def test_bad_configs_name_file_key_and_suggestion(tmp_path, raw, expected):

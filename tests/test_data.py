@@ -85,13 +85,13 @@ def test_malformed_user_data_names_file_and_line(tmp_path):
 
 
 class FakeCorpus:
-    """The corpus API with two directions, a dev split each and one named test set in En->De only."""
+    """The corpus API with a dev split for every direction and a test set 'news' into German only."""
 
     def load_pairs(self, src_lang, tgt_lang, split):
         return [(f"{split} {src_lang}", f"{split} {tgt_lang}")]
 
     def test_set_names(self, src_lang, tgt_lang):
-        return ["news"] if (src_lang, tgt_lang) == ("en", "de") else []
+        return ["news"] if tgt_lang == "de" else []
 
     def load_test_set(self, name, src_lang, tgt_lang):
         return [(f"{name} {src_lang}", f"{name} {tgt_lang}")]
@@ -99,11 +99,12 @@ class FakeCorpus:
 
 def test_corpus_test_sets_are_evaluated_in_every_direction_that_has_them(monkeypatch):
     monkeypatch.setattr(data, "corpus", FakeCorpus())
-    cfg = DataConfig(directions=["en-de", "de-en"], test_sets=["dev", "news"])
+    cfg = DataConfig(directions=["en-de", "de-en"], eval_directions=["fr-de"], test_sets=["dev", "news"])
     assert data._test_pairs(cfg) == [
         ("dev", "en-de", [("dev en", "dev de")]),
-        ("dev", "de-en", [("dev de", "dev en")]),
+        ("dev", "de-en", [("dev de", "dev en")]),  # no dev split for the zero-shot direction fr-de
         ("news", "en-de", [("news en", "news de")]),
+        ("news", "fr-de", [("news fr", "news de")]),
     ]
     cfg = DataConfig(directions=["de-en"], test_sets=["news"])
     with pytest.raises(

@@ -208,10 +208,9 @@ def test_a_nan_loss_ends_the_run_as_failed(tmp_path, toy_data, monkeypatch):
 
 
 def test_greedy_translation_of_a_trained_toy_model(tmp_path, toy_data):
-    cfg = tiny_config(
-        train={"steps": 60}, eval={"interval": 20, "decode": "greedy", "max_decode_sentences": 10}
-    )
-    summary = trainer.train(cfg, tmp_path, toy_data)
+    decoding = {"interval": 20, "decode": "greedy", "decode_interval": 40, "max_decode_sentences": 10}
+    summary = trainer.train(tiny_config(train={"steps": 60}, eval=decoding), tmp_path, toy_data)
+    assert ["translation" in point for point in summary.curves] == [False, True, False]
     scores = summary.translation["en-de/toy"]
     assert scores["sentences"] == 10
     assert 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100

@@ -31,6 +31,7 @@ class DataConfig:
     """What the run trains and evaluates on (see `nmtscale.data`)."""
 
     directions: list[str] = field(default_factory=lambda: ["en-de"])
+    eval_directions: list[str] = field(default_factory=list)
     test_sets: list[str] = field(default_factory=lambda: ["dev"])
     vocab_size: int = 2000
     character_coverage: float = 0.9995
@@ -43,14 +44,25 @@ class DataConfig:
     def validate(self, source: str) -> None:
         if not self.directions:
             raise ConfigurationError(f"{source}: data.directions is empty; give at least one, e.g. ['en-de']")
-        for direction in self.directions:
-            parts = direction.split("-")
-            if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        for key in ("directions", "eval_directions"):
+            for direction in getattr(self, key):
+                parts = direction.split("-")
+                if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+                    raise ConfigurationError(
+                        f"{source}: data.{key}: {direction!r} is not a direction like 'en-de'"
+                    )
+        all_directions = self.directions + self.eval_directions
+        if len(set(all_directions)) != len(all_directions):
+            raise ConfigurationError(
+                f"{source}: data.directions and data.eval_directions list a direction twice: {all_directions}"
+            )
+        targets = {direction.split("-")[1] for direction in self.directions}
+        for direction in self.eval_directions:
+            if direction.split("-")[1] not in targets:
                 raise ConfigurationError(
-                    f"{source}: data.directions: {direction!r} is not a direction like 'en-de'"
+                    f"{source}: data.eval_directions: {direction!r} translates into a language the run never "
+                    f"learns to produce (its targets: {sorted(targets)})"
                 )
-        if len(set(self.directions)) != len(self.directions):
-            raise ConfigurationError(f"{source}: data.directions lists a direction twice: {self.directions}")
         if self.weights is not None and self.temperature is not None:
             raise ConfigurationError(
                 f"{source}: data.weights and data.temperature both set; task sampling uses one or the other"
@@ -80,10 +92,10 @@ class DataConfig:
                 f"is {self.directions}; user training files need one entry per direction"
             )
         for direction in self.test_files or {}:
-            if direction not in self.directions:
+            if direction not in all_directions:
                 raise ConfigurationError(
-                    f"{source}: data.test_files.{direction}: not one of data.directions {self.directions}"
-                    + closest(direction, self.directions)
+                    f"{source}: data.test_files.{direction}: not one of the run's directions "
+                    f"{all_directions}" + closest(direction, all_directions)
                 )
         if not self.test_sets and not self.test_files:
             raise ConfigurationError(f"{source}: data.test_sets is empty and there are no data.test_files")
@@ -152,6 +164,7 @@ class EvalConfig:
     interval: int = 100
     final_fraction: float = 0.1
     decode: Literal["none", "greedy", "beam"] = "none"
+    decode_interval: int | None = None
     beam_size: int = 4
     length_penalty: float = 1.0
     max_decode_sentences: int | None = 500
@@ -162,6 +175,13 @@ class EvalConfig:
         if not 0 < self.final_fraction <= 1:
             raise ConfigurationError(
                 f"{source}: eval.final_fraction must be in (0, 1], not {self.final_fraction}"
+            )
+        if self.decode_interval is not None and (
+            self.decode == "none" or self.decode_interval < 1 or self.decode_interval % self.interval
+        ):
+            raise ConfigurationError(
+                f"{source}: eval.decode_interval={self.decode_interval} needs eval.decode greedy or beam and "
+                f"must be a positive multiple of eval.interval={self.interval}"
             )
         if self.beam_size < 1:
             raise ConfigurationError(f"{source}: eval.beam_size must be >= 1, not {self.beam_size}")

@@ -63,6 +63,7 @@ def uses_target_tags(directions: Sequence[str]) -> bool:
 def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     """Load the training pairs and test sets of `cfg`, train (or reuse) the tokenizer, and encode them."""
     tagged = uses_target_tags(cfg.directions)
+    evaluated = cfg.directions + cfg.eval_directions
     train_pairs = [_training_pairs(cfg, direction) for direction in cfg.directions]
     raw_test_sets = _test_pairs(cfg)
     tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in cfg.directions}) if tagged else []
@@ -82,7 +83,7 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         TestSet(
             name=name,
             direction=direction,
-            examples=encode_pairs(tokenizer, pairs, direction, tagged, cfg.directions.index(direction)),
+            examples=encode_pairs(tokenizer, pairs, direction, tagged, evaluated.index(direction)),
             sources=[src for src, _ in pairs],
             references=[tgt for _, tgt in pairs],
         )
@@ -121,13 +122,20 @@ def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
 
 
 def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(name, direction, pairs) of every test set of the run: corpus test sets, then user test files."""
+    """(name, direction, pairs) of every test set of the run: corpus test sets, then user test files.
+
+    The dev split exists for the training directions; named test sets are evaluated in every training and
+    evaluation-only direction that they hold.
+    """
     found = []
+    evaluated = cfg.directions + cfg.eval_directions
     for name in cfg.test_sets:
         available_somewhere = False
-        for direction in cfg.directions:
+        for direction in evaluated:
             src_lang, tgt_lang = split_direction(direction)
             if name == DEV_SPLIT:
+                if direction not in cfg.directions:
+                    continue
                 found.append((name, direction, corpus.load_pairs(src_lang, tgt_lang, DEV_SPLIT)))
             elif name in corpus.test_set_names(src_lang, tgt_lang):
                 found.append((name, direction, corpus.load_test_set(name, src_lang, tgt_lang)))
@@ -136,7 +144,7 @@ def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]
             available_somewhere = True
         if not available_somewhere:
             valid = sorted(
-                {DEV_SPLIT, *(n for d in cfg.directions for n in corpus.test_set_names(*split_direction(d)))}
+                {DEV_SPLIT, *(n for d in evaluated for n in corpus.test_set_names(*split_direction(d)))}
             )
             raise ConfigurationError(
                 f"data.test_sets: {name!r} exists in none of the directions {cfg.directions}; valid: {valid}"

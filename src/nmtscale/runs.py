@@ -186,11 +186,12 @@ def translate_texts(
     if summary is None or not summary.finished:
         raise ConfigurationError(f"{directory}: the run has not finished; train it first")
     directions = summary.config["data"]["directions"]
+    translatable = directions + summary.config["data"]["eval_directions"]
     direction = direction or directions[0]
-    if direction not in directions:
+    if direction not in translatable:
         raise ConfigurationError(
-            f"{directory}: direction {direction!r} is not one the run learned: {directions}"
-            + closest(direction, directions)
+            f"{directory}: the run was not trained or evaluated on direction {direction!r}: {translatable}"
+            + closest(direction, translatable)
         )
     tokenizer = Tokenizer(directory / TOKENIZER)
     model = load_trained_model(directory)

@@ -319,24 +319,31 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         return objective, grad_norm
 
-    def evaluate(self) -> dict[str, float]:
-        losses = {
+    def test_losses(self) -> dict[str, float]:
+        """The exact cross-entropy of the current model on every test set."""
+        return {
             test_set_key(t): evaluate_loss(
                 self.model, t.examples, self.cfg.train.max_tokens, self.cfg.train.logit_cap
             )
             for t in self.data.test_sets
         }
+
+    def evaluate(self) -> None:
+        """Add a point to the curves: test losses, the mean training objective since the last point, and
+        translation scores at every `eval.decode_interval` updates."""
         mean_objective = self.state.objective_sum / max(self.state.objective_steps, 1)
         self.state.objective_sum, self.state.objective_steps = 0.0, 0
         point = {
             "step": self.state.step,
             "target_tokens": self.state.target_tokens,
             "train_objective": mean_objective,
-            "test_loss": losses,
+            "test_loss": self.test_losses(),
         }
+        decode_interval = self.cfg.eval.decode_interval
+        if decode_interval is not None and self.state.step % decode_interval == 0:
+            point["translation"] = self.translation_metrics()
         self.state.curves.append(point)
         self.log.write(event="eval", **point)
-        return losses
 
     def take_snapshot(self) -> None:
         """Keep the weights of the last `train.average_last` checkpoints for averaging at the end."""
@@ -354,12 +361,7 @@ class Trainer:
                 for k, v in self.state.snapshots[-1].items()
             }
             self.model.load_state_dict(averaged)
-            averaged_loss = {
-                test_set_key(t): evaluate_loss(
-                    self.model, t.examples, self.cfg.train.max_tokens, self.cfg.train.logit_cap
-                )
-                for t in self.data.test_sets
-            }
+            averaged_loss = self.test_losses()
         atomic_torch_save(
             {"model_config": dataclasses.asdict(self.model_config), "state_dict": self.model.state_dict()},
             self.run_dir / MODEL,

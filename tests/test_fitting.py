@@ -1,6 +1,8 @@
 """Fitting machinery: recovery of known parameters from noisy synthetic data, the papers' recipes,
 uncertainty, bad input, and Besiroglu et al.'s refit of the published Chinchilla data."""
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -111,6 +113,22 @@ def test_multistart_sum_reduction_reaches_a_lower_objective_than_each_start():
     assert len(fit.table) == len(starts)
     assert fit.objective == pytest.approx(fit.table["objective"].min())
     assert_params_close(fit.params, {"e": 0.6, "alpha": 0.35, "beta": 0.37}, rel=0.05)
+
+
+def test_per_weight_laws_share_the_exponent_and_differ_in_beta():
+    rng = np.random.default_rng(12)
+    joint = laws.joint_law(WEIGHTS, n0=1e8)
+    betas = {w: 1.2 * w**-0.3 for w in WEIGHTS}
+    truth = {"alpha": 0.3, "L_inf": 1.4, **{f"beta[{w:g}]": b for w, b in betas.items()}}
+    grid, y = multilingual_runs(joint, truth, rng, relative_noise=0.001)
+    # Fernandes Eq. 6: a separate power law in N for every weight p.
+    soft_l1 = functools.partial(fitting.fit_soft_l1, f_scale=0.01)
+    table = fitting.fit_each(laws.power_law(n0=1e8), grid, y, by="p", fit=soft_l1).pivot(
+        index="p", columns="parameter", values="estimate"
+    )
+    np.testing.assert_allclose(table["p"], 0.3, rtol=0.15)
+    np.testing.assert_allclose(table["L_inf"], 1.4, rtol=0.05)
+    np.testing.assert_allclose(table["alpha"], [betas[w] for w in table.index], rtol=0.15)
 
 
 def test_joint_law_and_effective_fractions_recovered():

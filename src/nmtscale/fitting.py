@@ -280,6 +280,28 @@ def fit_soft_l1_recipe(law: Law, x, y, f_scales=GHORBANI_F_SCALES, folds: int = 
     return fit
 
 
+def fit_each(
+    law: Law, frame: pd.DataFrame, y, by: str, fit: Callable[..., Fit] = fit_multistart
+) -> pd.DataFrame:
+    """Fit `law` separately to each group of rows sharing a value of column `by`, e.g. Fernandes Eq. 6: one
+    power law in N per language-pair weight p. Returns a tidy frame with one row per group and parameter
+    (columns `by`, parameter, estimate, converged); `fit` is any fitter taking (law, x, y).
+    """
+    if by not in frame:
+        raise ValueError(f"no column {by!r} to group by; columns are {list(frame.columns)}")
+    y = np.asarray(y, dtype=float)
+    if len(y) != len(frame):
+        raise ValueError(f"frame has {len(frame)} rows but y has {len(y)} values")
+    rows = []
+    for value, group in frame.groupby(by, sort=True):
+        result = fit(law, group, y[frame.index.get_indexer(group.index)])
+        rows += [
+            {by: value, "parameter": name, "estimate": estimate, "converged": result.converged}
+            for name, estimate in result.params.items()
+        ]
+    return pd.DataFrame(rows)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Ghorbani Eq. 5: BLEU = c_B L^-p_B in log-log space
 

@@ -14,14 +14,6 @@ from nmtscale.search import beam_search, greedy
 VOCAB = 20
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def tiny_model(arch: str, **changes):
     torch.manual_seed(0)
     cfg = ModelConfig(

@@ -271,7 +271,6 @@ class TokenEmbedding(nn.Module):
         super().__init__()
         self.tokens, self.scale, self.position = tokens, math.sqrt(cfg.d_model), cfg.position
         self.learned = nn.Embedding(cfg.max_positions, cfg.d_model) if cfg.position == "learned" else None
-        self.max_positions = cfg.max_positions
         inv_freq = torch.exp(torch.arange(0, cfg.d_model, 2).float() * (-math.log(10000.0) / cfg.d_model))
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
@@ -281,8 +280,6 @@ class TokenEmbedding(nn.Module):
             angles = positions.float()[:, None] * self.inv_freq[None, :]
             x = x + torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, : x.shape[-1]]
         elif self.position == "learned":
-            if positions.numel() and int(positions.max()) >= self.max_positions:
-                raise ValueError(f"sequence longer than ModelConfig.max_positions={self.max_positions}")
             x = x + self.learned(positions)
         return x
 
@@ -395,7 +392,12 @@ class NMTModel(nn.Module):
         return None if stack_bias is None else stack_bias(queries, keys)
 
     def _embed(self, embed: TokenEmbedding, ids: Tensor, first_position: int = 0) -> tuple[Tensor, Tensor]:
-        positions = torch.arange(first_position, first_position + ids.shape[1], device=ids.device)
+        end = first_position + ids.shape[1]
+        if self.cfg.position == "learned" and end > self.cfg.max_positions:  # checked here: no device sync
+            raise ValueError(
+                f"a sequence of {end} positions exceeds ModelConfig.max_positions={self.cfg.max_positions}"
+            )
+        positions = torch.arange(first_position, end, device=ids.device)
         return self.dropout(embed(ids, positions)), positions
 
     def _run_source(

@@ -18,6 +18,8 @@ from nmtscale.counting import (
 from nmtscale.errors import ConfigurationError
 from nmtscale.model import ARCHITECTURES, ModelConfig, build_model
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 PRESETS = Path(__file__).resolve().parents[1] / "params" / "presets"
 
 

@@ -9,6 +9,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from nmtscale.flops import forward_flops, model_flops_utilization, training_flops_per_target_token
 from nmtscale.model import ARCHITECTURES, ModelConfig, build_model
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def counted_forward_flops(cfg: ModelConfig, batch: int, src_len: int, tgt_len: int) -> int:
     torch.manual_seed(0)

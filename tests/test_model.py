@@ -7,15 +7,9 @@ import torch
 
 from nmtscale.model import ARCHITECTURES, BOS, PAD, ModelConfig, build_model
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 VOCAB = 24
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def tiny_config(arch: str, **changes) -> ModelConfig:

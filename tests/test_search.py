@@ -11,6 +11,8 @@ from torch import nn
 from nmtscale.model import ARCHITECTURES, BOS, EOS, PAD, UNK, ModelConfig, build_model
 from nmtscale.search import beam_search, greedy
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 VOCAB = 20
 
 

@@ -313,6 +313,31 @@ def _source_keys(src: Tensor) -> Tensor:
     return keys
 
 
+def _causal(n: int, device: torch.device) -> Tensor:
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+
+def _source_mask(src: Tensor, causal: bool) -> Tensor:
+    """[B, S, S]: source queries see the real source tokens (only the earlier ones if causal), and always
+    themselves, so that no softmax row is empty even for a padding query."""
+    n = src.shape[1]
+    allowed = _source_keys(src)[:, None, :].expand(-1, n, -1)
+    if causal:
+        allowed = allowed & _causal(n, src.device)
+    return allowed | torch.eye(n, dtype=torch.bool, device=src.device)
+
+
+def _target_mask(src: Tensor, n_tgt: int) -> Tensor:
+    """[B, T, S + T]: target queries see the real source tokens and the targets up to their own position."""
+    return torch.cat(
+        [
+            _source_keys(src)[:, None, :].expand(-1, n_tgt, -1),
+            _causal(n_tgt, src.device).expand(len(src), -1, -1),
+        ],
+        dim=2,
+    )
+
+
 def _masked(allowed: Tensor, bias: Tensor | None) -> Tensor:
     """A boolean mask (True = may attend), or the additive bias with -inf where attention is not allowed."""
     return allowed if bias is None else bias.masked_fill(~allowed, float("-inf"))
@@ -360,9 +385,7 @@ class NMTModel(nn.Module):
             if id(param) in seen:
                 continue
             seen.add(id(param))
-            top = name.split(".")[
-                0
-            ]  # encoder, encoder_norm, encoder_bias, decoder..., lm_head, src_embed, ...
+            top = name.split(".")[0]  # encoder, encoder_norm, encoder_bias, decoder..., lm_head, src_embed
             if top == "lm_head":
                 component = "softmax"
             elif top.startswith(("encoder", "decoder")):
@@ -375,11 +398,9 @@ class NMTModel(nn.Module):
     def get_num_params(self, non_embedding: bool = True) -> int:
         """Total parameters; non_embedding leaves out the embedding and softmax layers (the papers' N)."""
         counts = self.parameter_counts()
-        return (
-            counts["encoder"]
-            + counts["decoder"]
-            + (0 if non_embedding else counts["embedding"] + counts["softmax"])
-        )
+        if non_embedding:
+            return counts["encoder"] + counts["decoder"]
+        return sum(counts.values())
 
     # ----- shared pieces -----
 
@@ -402,17 +423,10 @@ class NMTModel(nn.Module):
 
     def _run_source(
         self, src: Tensor, layers: nn.ModuleList, bias: RelativePositionBias | None, causal: bool
-    ):
+    ) -> tuple[Tensor, list[tuple[Tensor, Tensor]]]:
         """The source alone through a stack: its top states and each layer's self-attention keys/values."""
         x, positions = self._embed(self.src_embed, src)
-        allowed = _source_keys(src)[:, None, None, :]
-        if causal:
-            allowed = (
-                allowed
-                & torch.ones(len(positions), len(positions), dtype=torch.bool, device=src.device).tril()
-            )
-            allowed = allowed | torch.eye(len(positions), dtype=torch.bool, device=src.device)
-        mask = _masked(allowed, self._bias(bias, positions, positions))
+        mask = _masked(_source_mask(src, causal)[:, None], self._bias(bias, positions, positions))
         layer_kv = []
         for block in layers:
             x, kv = block(x, mask)
@@ -441,41 +455,25 @@ class NMTModel(nn.Module):
         memory_mask = _source_keys(src)[:, None, None, :]
         y, positions = self._embed(self.tgt_embed, tgt_in)
         bias = self._bias(self.decoder_bias, positions, positions)
-        causal = torch.ones(len(positions), len(positions), dtype=torch.bool, device=src.device).tril()
-        mask = None if bias is None else _masked(causal, bias)  # without a bias, SDPA's fast causal path
+        mask = (
+            None if bias is None else _masked(_causal(len(positions), src.device), bias)
+        )  # without a bias, SDPA's fast causal path
         for block in self.decoder:
             memory_kv = block.cross_attn.keys_values(memory)
             y, _ = block(y, mask, is_causal=bias is None, memory_kv=memory_kv, memory_mask=memory_mask)
         return self.decoder_norm(y)
 
-    def _target_mask(self, src: Tensor, n_tgt: int, source_queries: bool) -> Tensor:
-        """[B, 1, Lq, S + T]: target queries see real source keys and earlier targets; with source_queries the
-        source rows come first and see real source keys (prefixlm) or earlier real source keys (causallm)."""
-        n_src, device = src.shape[1], src.device
-        src_real = _source_keys(src)
-        causal_tgt = torch.ones(n_tgt, n_tgt, dtype=torch.bool, device=device).tril()
-        tgt_rows = torch.cat(
-            [src_real[:, None, :].expand(-1, n_tgt, -1), causal_tgt.expand(len(src), -1, -1)], 2
-        )
-        if not source_queries:
-            return tgt_rows[:, None]
-        src_rows = src_real[:, None, :].expand(-1, n_src, -1)
-        if self.cfg.arch.startswith("causallm"):
-            src_rows = src_rows & torch.ones(n_src, n_src, dtype=torch.bool, device=device).tril()
-        # A padding query still sees itself, so no row is empty (an empty softmax row would be NaN).
-        src_rows = src_rows | torch.eye(n_src, dtype=torch.bool, device=device)
-        src_rows = torch.cat(
-            [src_rows, torch.zeros(len(src), n_src, n_tgt, dtype=torch.bool, device=device)], 2
-        )
-        return torch.cat([src_rows, tgt_rows], dim=1)[:, None]
-
     def _forward_concatenated(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor]:
         x_src, src_positions = self._embed(self.src_embed, src)
         x_tgt, tgt_positions = self._embed(self.tgt_embed, tgt_in)
         x, positions = torch.cat([x_src, x_tgt], 1), torch.cat([src_positions, tgt_positions])
-        mask = _masked(
-            self._target_mask(src, tgt_in.shape[1], True), self._bias(self.decoder_bias, positions, positions)
+        n_src, n_tgt = src.shape[1], tgt_in.shape[1]
+        sources_see_no_target = torch.zeros(len(src), n_src, n_tgt, dtype=torch.bool, device=src.device)
+        source_rows = torch.cat(
+            [_source_mask(src, self.cfg.arch.startswith("causallm")), sources_see_no_target], 2
         )
+        allowed = torch.cat([source_rows, _target_mask(src, n_tgt)], dim=1)[:, None]
+        mask = _masked(allowed, self._bias(self.decoder_bias, positions, positions))
         for block in self.decoder:
             x, _ = block(x, mask)
         x = self.decoder_norm(x)
@@ -486,7 +484,7 @@ class NMTModel(nn.Module):
         y, tgt_positions = self._embed(self.tgt_embed, tgt_in)
         key_positions = torch.cat([torch.arange(src.shape[1], device=src.device), tgt_positions])
         mask = _masked(
-            self._target_mask(src, tgt_in.shape[1], False),
+            _target_mask(src, tgt_in.shape[1])[:, None],
             self._bias(self.decoder_bias, tgt_positions, key_positions),
         )
         for block in self.decoder:

@@ -62,6 +62,20 @@ def test_analytic_jacobian_matches_finite_differences(law, x, params):
     np.testing.assert_allclose(law.jacobian(matrix, theta), numeric, rtol=1e-5, atol=1e-8)
 
 
+@pytest.mark.parametrize(
+    "law, x, params", [e for e in law_examples() if e[0].batched], ids=lambda v: getattr(v, "name", "")
+)
+def test_batched_laws_evaluate_a_stack_of_parameter_vectors_row_by_row(law, x, params):
+    matrix = law.inputs_matrix(x)
+    stack = law.vector(params) * np.array([[1.0], [0.9], [1.1]])  # [S, P]
+    np.testing.assert_allclose(
+        law.predict(matrix, stack.T[..., None]), [law.predict(matrix, theta) for theta in stack]
+    )
+    np.testing.assert_allclose(
+        law.jacobian(matrix, stack.T[..., None]), [law.jacobian(matrix, theta) for theta in stack]
+    )
+
+
 def test_bivariate_law_is_ghorbani_eq2():
     law = laws.bivariate_law(NE_BAR, ND_BAR)
     got = law({"Ne": [NE_BAR, 2 * NE_BAR], "Nd": [ND_BAR, ND_BAR / 2]}, BIVARIATE)

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-# predict(x [n, k], theta [P]) -> [n]; jacobian(x, theta) -> [n, P] (d prediction / d theta).
+# predict(x [n, k], theta [P]) -> [n]; jacobian(x, theta) -> [n, P] (d prediction / d theta). A law marked
+# `batched` also takes theta [P, S, 1], S parameter vectors at once, and returns [S, n] and [S, n, P]:
+# unpacking theta along its first axis and stacking Jacobian columns on the last axis gives both for free.
 PredictFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -50,6 +52,7 @@ class Law:
     parameters: tuple[Parameter, ...]
     predict: PredictFn
     jacobian: PredictFn
+    batched: bool = False  # predict/jacobian accept theta [P, S, 1] (see PredictFn)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -120,7 +123,7 @@ def power_law(n0: float = 1.0, input_name: str = "N") -> Law:
         alpha, p, _ = theta
         ratio = x[:, 0] / n0
         term = ratio**-p
-        return np.column_stack([term, -alpha * term * np.log(ratio), np.ones_like(term)])
+        return np.stack([term, -alpha * term * np.log(ratio), np.ones_like(term)], axis=-1)
 
     return Law(
         name=f"power_law(n0={n0:g})",
@@ -132,6 +135,7 @@ def power_law(n0: float = 1.0, input_name: str = "N") -> Law:
         ),
         predict=predict,
         jacobian=jacobian,
+        batched=True,
     )
 
 
@@ -150,7 +154,7 @@ def bivariate_law(ne_bar: float, nd_bar: float) -> Law:
         alpha, pe, pd, _ = theta
         log_e, log_d = np.log(ne_bar / x[:, 0]), np.log(nd_bar / x[:, 1])
         term = np.exp(pe * log_e + pd * log_d)
-        return np.column_stack([term, alpha * term * log_e, alpha * term * log_d, np.ones_like(term)])
+        return np.stack([term, alpha * term * log_e, alpha * term * log_d, np.ones_like(term)], axis=-1)
 
     return Law(
         name="ghorbani_bivariate",
@@ -163,6 +167,7 @@ def bivariate_law(ne_bar: float, nd_bar: float) -> Law:
         ),
         predict=predict,
         jacobian=jacobian,
+        batched=True,
     )
 
 
@@ -182,8 +187,9 @@ def chinchilla_law() -> Law:
         a, b, e, alpha, beta = theta
         log_n, log_d = np.log(x[:, 0]), np.log(x[:, 1])
         model_term, data_term = np.exp(a - alpha * log_n), np.exp(b - beta * log_d)
-        return np.column_stack(
-            [model_term, data_term, np.full_like(log_n, np.exp(e)), -model_term * log_n, -data_term * log_d]
+        constant_term = np.broadcast_to(np.exp(e), model_term.shape)
+        return np.stack(
+            [model_term, data_term, constant_term, -model_term * log_n, -data_term * log_d], axis=-1
         )
 
     return Law(
@@ -198,6 +204,7 @@ def chinchilla_law() -> Law:
         ),
         predict=predict,
         jacobian=jacobian,
+        batched=True,
     )
 
 

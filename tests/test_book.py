@@ -136,7 +136,7 @@ def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book)
     assert "the chapter broke here" in (tiny_book / "_build" / "smoke" / "work" / "tiny.ipynb").read_text()
 
 
-def test_chart_counter_finds_drawn_and_empty_containers():
+def test_counter_finds_drawn_and_empty_containers():
     dom = (
         '<html><body><p>text<br></p><div class="output nmtscale-chart" id="a">'
         '<div class="vega-embed"><svg><g></g></svg></div></div>'
@@ -144,7 +144,11 @@ def test_chart_counter_finds_drawn_and_empty_containers():
         '<div class="nmtscale-chart" id="c"><canvas></canvas><details><summary>...</summary></details></div>'
         "</body></html>"
     )
-    assert book.count_charts(dom) == (3, 2)
+    assert book.count_rendered(dom, charts.CHART_CLASS, ("svg", "canvas")) == (3, 2)
+    math = (
+        '<span class="math notranslate">\\(x\\)</span><div class="math"><mjx-container></mjx-container></div>'
+    )
+    assert book.count_rendered(math, "math", ("mjx-container",)) == (2, 1)
 
 
 def chromium_or_skip() -> str:
@@ -177,8 +181,11 @@ def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
     without_bundle = tmp_path / "without.html"
     without_bundle.write_text(f"<html><head></head><body>{body}</body></html>")
     chromium = book.find_chromium()
-    assert book.count_charts(book._chromium(chromium, with_bundle, "--dump-dom")) == (1, 1)
-    assert book.count_charts(book._chromium(chromium, without_bundle, "--dump-dom")) == (1, 0)
+    chart_tags = ("svg", "canvas")
+    drawn = book._chromium(chromium, with_bundle, "--dump-dom")
+    assert book.count_rendered(drawn, charts.CHART_CLASS, chart_tags) == (1, 1)
+    not_drawn = book._chromium(chromium, without_bundle, "--dump-dom")
+    assert book.count_rendered(not_drawn, charts.CHART_CLASS, chart_tags) == (1, 0)
 
 
 @pytest.mark.book
@@ -190,10 +197,11 @@ def test_smoke_book_runs_builds_and_every_chart_draws():
         result = subprocess.run([sys.executable, "-m", "nmtscale", "book", *command], cwd=ROOT)
         assert result.returncode == 0, f"`nmtscale book {' '.join(command)}` failed (its messages are above)"
 
-    pages = book.check_charts("smoke", ROOT)
+    pages = book.check_pages("smoke", ROOT)
     assert [page.page.stem for page in pages] == ["intro", *book.CHAPTERS]
-    undrawn = [f"{p.page.name}: {p.drawn}/{p.containers}" for p in pages if p.drawn < p.containers]
-    assert not undrawn, f"charts that did not draw: {undrawn}"
-    assert sum(page.containers for page in pages) >= 1, "the smoke book has at least one chart to check"
+    incomplete = [p for p in pages if not p.complete]
+    assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
+    assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
+    assert pages[0].formulas >= 1, "the introduction has formulas to check"
     for chapter in book.CHAPTERS:
         assert (ROOT / "_build" / "smoke" / "screenshots" / f"{chapter}.png").stat().st_size > 0

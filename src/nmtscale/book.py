@@ -189,6 +189,7 @@ def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
             f"run `python -m nmtscale book run --scale {scale}` first"
         )
     write_vega_bundle(source / "_static")
+    write_mathjax(source / "_extra")
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     command = [
         str(jupyter_book),
@@ -201,6 +202,17 @@ def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
     if subprocess.run(command).returncode != 0:
         raise RuntimeError(f"jupyter-book build of {source} failed (its messages are above)")
     return html_dir(scale, root)
+
+
+def write_mathjax(extra_dir: Path) -> Path:
+    """Copy MathJax 3's self-contained SVG build into `extra_dir`/mathjax/, where ``_config.yml``'s
+    ``mathjax_path`` expects it, so the book's formulas render without a network."""
+    import mathjax  # the django-static-mathjax wheel: MathJax's files, nothing of Django
+
+    path = extra_dir / "mathjax" / "tex-svg.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js", path)
+    return path
 
 
 def toc_pages(toc: Path) -> list[str]:
@@ -223,12 +235,18 @@ def toc_pages(toc: Path) -> list[str]:
 
 
 @dataclass
-class PageCharts:
-    """What Chromium shows on one page: how many chart containers it has and how many hold a drawing."""
+class PageCheck:
+    """What Chromium shows on one page: its charts and formulas, and how many of each were drawn."""
 
     page: Path
-    containers: int
-    drawn: int
+    charts: int
+    charts_drawn: int
+    formulas: int
+    formulas_typeset: int
+
+    @property
+    def complete(self) -> bool:
+        return self.charts_drawn == self.charts and self.formulas_typeset == self.formulas
 
 
 def find_chromium() -> str:
@@ -239,11 +257,13 @@ def find_chromium() -> str:
     raise FileNotFoundError("chromium not found: install the Debian package (apt-get install -y chromium)")
 
 
-def check_charts(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[PageCharts]:
-    """Open every page of the built book of `scale` in headless Chromium, offline, and count its charts.
-
-    Saves one screenshot per page under ``_build/<scale>/screenshots/``.
+def check_pages(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[PageCheck]:
+    """Open every page of the built book of `scale` in headless Chromium, offline, and count what it drew:
+    charts (vega-embed's ``<svg>``/``<canvas>`` in each chart container) and formulas (MathJax output in each
+    Sphinx math node). Saves one screenshot per page under ``_build/<scale>/screenshots/``.
     """
+    from nmtscale.charts import CHART_CLASS
+
     chromium = find_chromium()
     pages = [
         html_dir(scale, root) / f"{page}.html" for page in toc_pages(book_source(scale, root) / "_toc.yml")
@@ -253,41 +273,37 @@ def check_charts(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[Pag
     results = []
     for page in pages:
         dom = _chromium(chromium, page, "--dump-dom")
-        _chromium(
-            chromium,
-            page,
-            f"--screenshot={(screenshots / page.stem).resolve()}.png",
-            "--window-size=1300,2000",
-        )
-        containers, drawn = count_charts(dom)
-        results.append(PageCharts(page, containers, drawn))
+        screenshot = (screenshots / f"{page.stem}.png").resolve()
+        _chromium(chromium, page, f"--screenshot={screenshot}", "--window-size=1300,2000")
+        charts = count_rendered(dom, CHART_CLASS, ("svg", "canvas"))
+        formulas = count_rendered(dom, "math", ("mjx-container",))
+        results.append(PageCheck(page, *charts, *formulas))
     return results
 
 
-def count_charts(dom: str) -> tuple[int, int]:
-    """(chart containers, containers holding an ``<svg>`` or ``<canvas>``) in a page's rendered DOM."""
-    counter = _ChartCounter()
+def count_rendered(dom: str, css_class: str, rendered_tags: tuple[str, ...]) -> tuple[int, int]:
+    """(elements of class `css_class`, those holding one of `rendered_tags`) in a page's rendered DOM."""
+    counter = _RenderedCounter(css_class, rendered_tags)
     counter.feed(dom)
-    return counter.containers, len(counter.drawn)
+    return counter.containers, len(counter.rendered)
 
 
-class _ChartCounter(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        from nmtscale.charts import CHART_CLASS
-
+class _RenderedCounter(html.parser.HTMLParser):
+    def __init__(self, css_class: str, rendered_tags: tuple[str, ...]) -> None:
         super().__init__()
-        self.chart_class = CHART_CLASS
+        self.css_class = css_class
+        self.rendered_tags = rendered_tags
         self.containers = 0
-        self.drawn: set[int] = set()
-        self.open_tags: list[tuple[str, int | None]] = []  # (tag, index of the chart it opens or is inside)
+        self.rendered: set[int] = set()
+        self.open_tags: list[tuple[str, int | None]] = []  # (tag, index of the container it is or is inside)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         inside = self.open_tags[-1][1] if self.open_tags else None
-        if self.chart_class in (dict(attrs).get("class") or "").split():
+        if self.css_class in (dict(attrs).get("class") or "").split():
             inside = self.containers
             self.containers += 1
-        if tag in ("svg", "canvas") and inside is not None:
-            self.drawn.add(inside)
+        if tag in self.rendered_tags and inside is not None:
+            self.rendered.add(inside)
         if tag not in _VOID_TAGS:
             self.open_tags.append((tag, inside))
 
@@ -378,15 +394,17 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     try:
-        results = check_charts(args.scale)
+        results = check_pages(args.scale)
     except (FileNotFoundError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    for result in results:
-        print(f"{result.page}: {result.drawn}/{result.containers} charts drawn")
-    undrawn = [r for r in results if r.drawn < r.containers]
+    for r in results:
+        print(
+            f"{r.page}: {r.charts_drawn}/{r.charts} charts drawn, "
+            f"{r.formulas_typeset}/{r.formulas} formulas typeset"
+        )
     print(f"screenshots in {Path('_build') / args.scale / 'screenshots'}")
-    return 1 if undrawn else 0
+    return 0 if all(r.complete for r in results) else 1
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

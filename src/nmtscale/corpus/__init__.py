@@ -1,0 +1,21 @@
+"""The offline En/De/Fr/Zh corpus built from Debian packages: loading API (see `store`) and builder."""
+
+from nmtscale.corpus.store import (
+    load_monolingual,
+    load_multiway,
+    load_pairs,
+    load_test_set,
+    originality,
+    read_parallel,
+    test_set_names,
+)
+
+__all__ = [
+    "load_monolingual",
+    "load_multiway",
+    "load_pairs",
+    "load_test_set",
+    "originality",
+    "read_parallel",
+    "test_set_names",
+]

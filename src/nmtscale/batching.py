@@ -65,10 +65,11 @@ class Batch:
 
 def _pad(rows: list[list[int]]) -> torch.Tensor:
     width = max(1, max(len(row) for row in rows))
-    padded = torch.full((len(rows), width), PAD, dtype=torch.long)
+    # Filling a numpy array and wrapping it is ~10x faster than one torch.tensor per row.
+    padded = np.full((len(rows), width), PAD, dtype=np.int64)
     for i, row in enumerate(rows):
-        padded[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return padded
+        padded[i, : len(row)] = row
+    return torch.from_numpy(padded)
 
 
 def collate(examples: Sequence[Example]) -> Batch:
@@ -87,13 +88,12 @@ def _target_positions(example: Example) -> int:
     return len(example.tgt) + 1
 
 
-def _cut_by_budget(examples: Sequence[Example], max_tokens: int) -> list[list[int]]:
+def _cut_by_budget(target_positions: Sequence[int], max_tokens: int) -> list[list[int]]:
     """Consecutive index runs whose padded target size (rows x longest target) stays within `max_tokens`."""
     runs: list[list[int]] = []
     current: list[int] = []
     longest = 0
-    for i, example in enumerate(examples):
-        length = _target_positions(example)
+    for i, length in enumerate(target_positions):
         if current and (len(current) + 1) * max(longest, length) > max_tokens:
             runs.append(current)
             current, longest = [], 0
@@ -106,7 +106,7 @@ def _cut_by_budget(examples: Sequence[Example], max_tokens: int) -> list[list[in
 
 def eval_batches(examples: Sequence[Example], max_tokens: int) -> Iterator[Batch]:
     """Batches of about `max_tokens` target tokens covering every example exactly once, in order."""
-    for run in _cut_by_budget(examples, max_tokens):
+    for run in _cut_by_budget([_target_positions(example) for example in examples], max_tokens):
         yield collate([examples[i] for i in run])
 
 
@@ -172,6 +172,10 @@ class BatchStream:
         self._batch_in_pool = 0
         self._cursors = [(0, 0)] * len(tasks)  # (epoch, position) of each task at the start of the pool
         self._permutations: dict[int, tuple[int, np.ndarray]] = {}
+        self._target_lengths = [
+            np.array([_target_positions(ex) for ex in task], dtype=np.int64) for task in tasks
+        ]
+        self._source_lengths = [np.array([len(ex.src) for ex in task], dtype=np.int64) for task in tasks]
         self._pool = self._build_pool()
 
     def __iter__(self) -> Iterator[Batch]:
@@ -237,20 +241,22 @@ class BatchStream:
             epoch, position = cursors[task]
             index = int(self._permutation(task, epoch)[position])
             drawn.append((task, index))
-            tokens += _target_positions(self.tasks[task][index])
+            tokens += self._target_lengths[task][index]
             position += 1
             if position == len(self.tasks[task]):
                 epoch, position, epoch_ended = epoch + 1, 0, True
             cursors[task] = (epoch, position)
 
         # Sort by (target, source) length with random tie-breaks, so equal lengths still mix across batches.
-        tie_break = rng.permutation(len(drawn))
-        examples = [self.tasks[task][index] for task, index in drawn]
-        order = sorted(
-            range(len(drawn)),
-            key=lambda i: (len(examples[i].tgt), len(examples[i].src), tie_break[i]),
-        )
-        runs = _cut_by_budget([examples[i] for i in order], self.max_tokens)
+        tasks, indices = np.array(drawn, dtype=np.int64).reshape(-1, 2).T
+        target_lengths = np.empty(len(drawn), dtype=np.int64)
+        source_lengths = np.empty(len(drawn), dtype=np.int64)
+        for task in np.unique(tasks):
+            mine = tasks == task
+            target_lengths[mine] = self._target_lengths[task][indices[mine]]
+            source_lengths[mine] = self._source_lengths[task][indices[mine]]
+        order = np.lexsort((rng.permutation(len(drawn)), source_lengths, target_lengths))
+        runs = _cut_by_budget(target_lengths[order].tolist(), self.max_tokens)
         batches = [[drawn[order[i]] for i in run] for run in runs]
         batch_order = rng.permutation(len(batches))
         return _Pool(batches=[batches[i] for i in batch_order], cursors_after=cursors)

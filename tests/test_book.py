@@ -180,17 +180,14 @@ def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
     )
     without_bundle = tmp_path / "without.html"
     without_bundle.write_text(f"<html><head></head><body>{body}</body></html>")
-    chromium = book.find_chromium()
     chart_tags = ("svg", "canvas")
-    drawn = book._chromium(chromium, with_bundle, "--dump-dom")
-    assert book.count_rendered(drawn, charts.CHART_CLASS, chart_tags) == (1, 1)
-    not_drawn = book._chromium(chromium, without_bundle, "--dump-dom")
-    assert book.count_rendered(not_drawn, charts.CHART_CLASS, chart_tags) == (1, 0)
+    assert book.count_rendered(book.chromium_dom(with_bundle), charts.CHART_CLASS, chart_tags) == (1, 1)
+    assert book.count_rendered(book.chromium_dom(without_bundle), charts.CHART_CLASS, chart_tags) == (1, 0)
 
 
 @pytest.mark.book
-def test_smoke_book_runs_builds_and_every_chart_draws():
-    """The whole pipeline CI guards: every chapter at smoke scale, the HTML build, every chart in Chromium."""
+def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
+    """The whole pipeline CI guards: every chapter at smoke scale, the HTML build, every page in Chromium."""
     chromium_or_skip()
     shutil.rmtree(ROOT / "_build" / "smoke", ignore_errors=True)  # a fresh run store: nothing is reused
     for command in (["run", "--scale", "smoke"], ["html", "--scale", "smoke"]):

@@ -1,4 +1,4 @@
-"""The book: execute chapters with papermill at a chosen scale, build the HTML offline, check charts draw.
+"""The book: execute chapters with papermill at a chosen scale, build the HTML offline, check it in Chromium.
 
 Chapters are Jupytext percent-format notebooks ``book/<chapter>.py``; ``params/<chapter>/<scale>.yaml``
 holds the values injected into each chapter's ``parameters`` cell. The executed notebooks of the default
@@ -264,7 +264,6 @@ def check_pages(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[Page
     """
     from nmtscale.charts import CHART_CLASS
 
-    chromium = find_chromium()
     pages = [
         html_dir(scale, root) / f"{page}.html" for page in toc_pages(book_source(scale, root) / "_toc.yml")
     ]
@@ -272,9 +271,8 @@ def check_pages(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[Page
     screenshots.mkdir(parents=True, exist_ok=True)
     results = []
     for page in pages:
-        dom = _chromium(chromium, page, "--dump-dom")
-        screenshot = (screenshots / f"{page.stem}.png").resolve()
-        _chromium(chromium, page, f"--screenshot={screenshot}", "--window-size=1300,2000")
+        dom = chromium_dom(page)
+        chromium_screenshot(page, screenshots / f"{page.stem}.png")
         charts = count_rendered(dom, CHART_CLASS, ("svg", "canvas"))
         formulas = count_rendered(dom, "math", ("mjx-container",))
         results.append(PageCheck(page, *charts, *formulas))
@@ -332,10 +330,20 @@ _VOID_TAGS = {
 }
 
 
-def _chromium(chromium: str, page: Path, *args: str) -> str:
+def chromium_dom(page: Path) -> str:
+    """The DOM of a local HTML page after its scripts ran, from headless Chromium with the network off."""
+    return _chromium(page, "--dump-dom")
+
+
+def chromium_screenshot(page: Path, png: Path, size: str = "1300,2000") -> None:
+    """A screenshot of the top of a local HTML page (`size` is "width,height" in pixels)."""
+    _chromium(page, f"--screenshot={png.resolve()}", f"--window-size={size}")
+
+
+def _chromium(page: Path, *args: str) -> str:
     with tempfile.TemporaryDirectory(prefix="nmtscale-chromium-") as profile:
         command = [
-            chromium,
+            find_chromium(),
             *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             f"--virtual-time-budget={CHROMIUM_VIRTUAL_TIME_MS}",

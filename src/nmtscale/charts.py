@@ -172,7 +172,13 @@ def scaling_chart(
     y_enc = alt.Y(y, type="quantitative", **y_axis)
     frames = [frame for frame, _, _ in checks]
     names = sorted(set(pd.concat([frame[series] for frame in frames]))) if series else []
-    color = alt.Color(series, type="nominal", scale=color_scale(names)) if series else alt.Undefined
+    # One legend for all layers; its symbols look like the measured points, not like the faint band.
+    legend = alt.Legend(symbolType="circle", symbolOpacity=1)
+    color = (
+        alt.Color(series, type="nominal", scale=color_scale(names), legend=legend)
+        if series
+        else alt.Undefined
+    )
 
     layers = []
     if band is not None:

@@ -24,7 +24,7 @@ setup: .venv/.installed
 # Main job: every chapter at $(SCALE) (default cpu) through papermill, then the HTML book, offline.
 all: setup
 	$(PY) -m nmtscale book run --scale $(SCALE)
-	$(PY) -m nmtscale book html
+	$(PY) -m nmtscale book html --scale $(SCALE)
 
 # One chapter: make chapter NAME=01_bivariate_laws SCALE=cpu ARGS="-p seeds 3"
 chapter: setup

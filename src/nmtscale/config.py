@@ -109,7 +109,7 @@ class TrainConfig:
     max_tokens: int = 4096
     accumulate: int = 1
     optimizer: Literal["adafactor", "adamw"] = "adafactor"
-    lr: float = 1e-3
+    lr: float = 0.03  # suits Adafactor, whose step is relative to each parameter's scale; AdamW wants ~1e-3
     warmup_steps: int = 100
     adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     weight_decay: float = 0.0

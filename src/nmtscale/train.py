@@ -147,7 +147,9 @@ def evaluate_loss(
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
-    for batch in eval_batches(examples, max_tokens):
+    # Sorted by length, batches carry little padding; a sum does not depend on the order.
+    by_length = sorted(examples, key=lambda e: (len(e.tgt), len(e.src)))
+    for batch in eval_batches(by_length, max_tokens):
         batch = batch.to(device)
         with autocast(device):
             output = model(batch.src, batch.tgt_in)

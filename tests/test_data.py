@@ -111,3 +111,23 @@ def test_corpus_test_sets_are_evaluated_in_every_direction_that_has_them(monkeyp
         ConfigurationError, match=r"data.test_sets: 'news' exists in none .* valid: \['dev'\]"
     ):
         data._test_pairs(cfg)
+
+
+def test_the_corpus_pipeline_for_a_multilingual_run(tmp_path):
+    cfg = DataConfig(
+        directions=["en-de", "en-zh"],
+        eval_directions=["de-zh"],
+        test_sets=["dev", "ding", "story"],
+        vocab_size=400,
+        character_coverage=0.98,
+        max_train_pairs=300,
+    )
+    prepared = data.prepare_data(cfg, tmp_path)
+    assert [len(task) for task in prepared.tasks] == [300, 300]
+    assert [f"{t.direction}/{t.name}" for t in prepared.test_sets] == [
+        "en-de/dev", "en-zh/dev", "en-de/ding", "en-de/story", "en-zh/story", "de-zh/story",
+    ]  # fmt: skip
+    zh_tag = prepared.tokenizer.token_id("<2zh>")
+    zero_shot = prepared.test_sets[-1]
+    assert all(e.src[0] == zh_tag for e in zero_shot.examples)
+    assert len(zero_shot.examples) == len(zero_shot.references) > 100

@@ -128,6 +128,24 @@ def test_gradient_accumulation_equals_one_big_batch(tmp_path, toy_data):
         assert torch.allclose(a, b, atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:Seems like `optimizer.step\\(\\)` has been overridden")
+def test_causallm_objective_adds_the_weighted_source_lm_loss(tmp_path, toy_data):
+    no_dropout = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
+    model = {"arch": "causallm", "enc_layers": 0, **no_dropout}
+    batch = collate(toy_data.tasks[0][:6])
+    cfg = tiny_config(model=model, train={"label_smoothing": 0.0, "source_lm_weight": 0.5})
+    run = trainer.Trainer(cfg, tmp_path, toy_data)
+    run.optimizer.step = lambda: None
+    with torch.no_grad():
+        output = run.model(batch.src, batch.tgt_in)
+        log_probs = torch.log_softmax(output.src_logits[:, :-1], -1)
+        real = batch.src[:, 1:] != 0
+        source_nll = -log_probs.gather(2, batch.src[:, 1:, None])[..., 0][real].mean()
+        target_nll = trainer.token_loss_sum(output.tgt_logits, batch.tgt_out, None) / batch.n_tgt_tokens
+    objective, _ = run.train_step([batch])
+    assert objective == pytest.approx((target_nll + 0.5 * source_nll).item(), rel=1e-5)
+
+
 def test_training_lowers_the_test_loss_and_summarises(tmp_path, toy_data):
     summary = trainer.train(tiny_config(train={"steps": 40}), tmp_path, toy_data)
     assert summary.status == "finished"

@@ -47,25 +47,27 @@ DECODE_BATCH_SENTENCES = 64
 
 @dataclass
 class RunSummary:
-    """What a run measured; stored as `summary.json` in its run directory."""
+    """What a run measured; stored as `summary.json` in its run directory. Test sets are keyed 'en-de/dev'."""
 
-    run_id: str
+    run_id: str  # the config hash, also the run directory's name
     status: str  # "finished" or "failed"
-    reason: str | None
-    config: dict[str, Any]
-    steps: int
-    final_loss: dict[str, float]
-    averaged_loss: dict[str, float] | None
+    reason: str | None  # why a failed run failed
+    config: dict[str, Any]  # the canonical config (`nmtscale.config.to_dict`)
+    steps: int  # updates done
+    final_loss: dict[str, float]  # median test loss over the last eval.final_fraction of training
+    averaged_loss: dict[str, float] | None  # test loss of the averaged checkpoints (train.average_last > 0)
+    # one point per evaluation: step, target_tokens, train_objective (mean since the previous point),
+    # test_loss per test set and, every eval.decode_interval updates, translation scores
     curves: list[dict[str, Any]]
     n_params: int
-    n_params_non_embedding: int
-    flops_per_target_token: float
+    n_params_non_embedding: int  # the papers' N
+    flops_per_target_token: float  # training FLOPs at the mean training sentence lengths
     training_flops: float
-    tokens_seen: dict[str, int]
-    wall_time_s: float
+    tokens_seen: dict[str, int]  # target tokens (with EOS) trained on, per direction
+    wall_time_s: float  # time in the training loop, summed over resumptions
     device: str
-    translation: dict[str, dict[str, Any]] | None = None
-    test_set_sizes: dict[str, int] = field(default_factory=dict)
+    translation: dict[str, dict[str, Any]] | None = None  # BLEU, chrF, off-target rate of the final model
+    test_set_sizes: dict[str, int] = field(default_factory=dict)  # sentences per test set
 
     @property
     def finished(self) -> bool:
@@ -356,6 +358,7 @@ class Trainer:
         self.state.snapshots = [*self.state.snapshots, snapshot][-keep:]
 
     def finish(self) -> RunSummary:
+        """Average the kept checkpoints (if any), save the final model, translate, summarise."""
         averaged_loss = None
         if self.state.snapshots:
             averaged = {
@@ -400,6 +403,7 @@ class Trainer:
         averaged_loss: dict[str, float] | None = None,
         translation: dict[str, dict[str, Any]] | None = None,
     ) -> RunSummary:
+        """The run's RunSummary in its current state."""
         cfg = self.cfg
         keys = [test_set_key(t) for t in self.data.test_sets]
         finals = {}

@@ -8,8 +8,9 @@ vocabulary 8000, pre-norm, dropout 0.1) it trains on the same length-bucketed ba
 real-token fraction of the batches, achieved FLOP/s (analytic matmul FLOPs of the padded batches,
 `nmtscale.flops`) and that as a fraction of the fp32 matmul peak measured at the start of the same run; the
 same for `torch.nn.Transformer` at equal dimensions, the two taking turns batch by batch. Then beam-4 decoding
-sentences/s for the d=128 model. Other jobs on the machine compete for its cores: run it when the machine is
-quiet, and compare the rows of one run rather than across runs.
+sentences/s for the d=128 model. Other jobs on the machine compete for its cores: compare the rows of one run
+rather than across runs, and on a busy machine use --threads 1 (two threads that wait for each other at
+every operation lose most of their time when the cores are oversubscribed).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def matmul_peak(seconds: float = 4.0) -> float:
 
 
 class TorchTransformer(nn.Module):
-    """torch.nn.Transformer with the reference's embeddings, sinusoidal positions and output layer."""
+    """torch.nn.Transformer with the reference's embeddings, sinusoidal positions, embedding dropout and
+    output layer, so that the two models do the same work."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -77,12 +79,15 @@ class TorchTransformer(nn.Module):
         )  # fmt: skip
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size)
         self.scale = math.sqrt(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
         inv_freq = torch.exp(torch.arange(0, cfg.d_model, 2).float() * (-math.log(10000.0) / cfg.d_model))
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
         angles = torch.arange(ids.shape[1]).float()[:, None] * self.inv_freq[None, :]
-        return embedding(ids) * self.scale + torch.stack([angles.sin(), angles.cos()], -1).flatten(1)
+        return self.dropout(
+            embedding(ids) * self.scale + torch.stack([angles.sin(), angles.cos()], -1).flatten(1)
+        )
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         src_pad = src.eq(PAD)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from nmtscale.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, train_tokenizer
+from nmtscale.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, fitting_character_coverage, train_tokenizer
 
+# The tiny fixtures have a tiny alphabet: keep every character rather than letting coverage be tuned.
+ALL_CHARACTERS = {"character_coverage": 1.0}
 TEXTS = [
     f"{subject} {verb} the {thing} number {i}."
     for i in range(40)
@@ -16,7 +20,11 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory) -> Tokenizer:
     return train_tokenizer(
-        TEXTS, vocab_size=40, user_symbols=["<2de>", "<2en>"], cache_dir=tmp_path_factory.mktemp("tok")
+        TEXTS,
+        vocab_size=40,
+        user_symbols=["<2de>", "<2en>"],
+        cache_dir=tmp_path_factory.mktemp("tok"),
+        **ALL_CHARACTERS,
     )
 
 
@@ -55,14 +63,31 @@ def test_unknown_piece_is_an_error(tokenizer):
 
 
 def test_cache_hit_on_same_inputs_and_miss_on_changed_ones(tmp_path):
-    first = train_tokenizer(TEXTS, vocab_size=42, cache_dir=tmp_path)
+    first = train_tokenizer(TEXTS, vocab_size=42, cache_dir=tmp_path, **ALL_CHARACTERS)
     model_time = first.model_path.stat().st_mtime_ns
-    again = train_tokenizer(iter(TEXTS), vocab_size=42, cache_dir=tmp_path)
+    again = train_tokenizer(iter(TEXTS), vocab_size=42, cache_dir=tmp_path, **ALL_CHARACTERS)
     assert again.model_path == first.model_path
     assert again.model_path.stat().st_mtime_ns == model_time
-    other_size = train_tokenizer(TEXTS, vocab_size=43, cache_dir=tmp_path)
-    other_text = train_tokenizer([*TEXTS[:-1], "Something else entirely."], vocab_size=42, cache_dir=tmp_path)
+    other_size = train_tokenizer(TEXTS, vocab_size=43, cache_dir=tmp_path, **ALL_CHARACTERS)
+    other_text = train_tokenizer(
+        [*TEXTS[:-1], "Something else entirely."], vocab_size=42, cache_dir=tmp_path, **ALL_CHARACTERS
+    )
     assert len({first.model_path, other_size.model_path, other_text.model_path}) == 3
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".model") == sorted(
         p.model_path.name for p in (first, other_size, other_text)
     )
+
+
+def test_coverage_is_lowered_for_scripts_with_many_characters(tmp_path):
+    # 400 ideographs, frequency ~ 1/rank^2: 99.95% coverage needs far more than 150 pieces.
+    ideographs = [chr(0x4E00 + i) for i in range(400)]
+    rng = random.Random(0)
+    weights = [1 / rank**2 for rank in range(1, len(ideographs) + 1)]
+    texts = ["".join(rng.choices(ideographs, weights, k=30)) for _ in range(1200)]
+    with pytest.raises(RuntimeError, match="required_chars"):
+        train_tokenizer(texts, vocab_size=150, cache_dir=tmp_path, character_coverage=0.9995)
+    assert 0.98 <= fitting_character_coverage(texts, (150 - 4) // 2) < 0.9995
+    assert fitting_character_coverage(TEXTS, 1000) == 0.9995  # small alphabets keep the usual coverage
+    tokenizer = train_tokenizer(texts, vocab_size=150, cache_dir=tmp_path)
+    assert tokenizer.vocab_size == 150
+    assert tokenizer.decode(tokenizer.encode([ideographs[0] * 3])) == [ideographs[0] * 3]

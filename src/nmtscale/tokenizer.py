@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +18,9 @@ import sentencepiece as spm
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 DEFAULT_CACHE_DIR = Path("cache/tokenizers")
+# SentencePiece's usual coverage; lowered automatically when the characters it needs would crowd out subwords.
+MAX_CHARACTER_COVERAGE = 0.9995
+MIN_CHARACTER_COVERAGE = 0.98  # SentencePiece refuses anything lower
 
 
 class Tokenizer:
@@ -70,22 +74,27 @@ def train_tokenizer(
     user_symbols: Iterable[str] = (),
     cache_dir: str | Path = DEFAULT_CACHE_DIR,
     model_type: str = "unigram",
-    character_coverage: float = 0.9995,
+    character_coverage: float | None = None,
 ) -> Tokenizer:
     """Train (or load from `cache_dir`) a SentencePiece model on `texts`.
 
     The cache key is a SHA-256 of the texts in order and of every setting, so the same inputs reuse the
-    stored model and any change trains a new one. Chinese has thousands of characters: with a small
-    vocabulary, lower `character_coverage` (rare characters then map to UNK) or SentencePiece refuses.
+    stored model and any change trains a new one. Chinese has thousands of characters (En-Zh train needs
+    about 2,100 for 99.95% coverage): with `character_coverage=None` the coverage is lowered so that single
+    characters take at most half of the vocabulary (never below 0.98, SentencePiece's floor), and the
+    rarest characters map to UNK. Even at 0.98, En-Zh train needs about 680 characters.
     """
     if vocab_size < 8:
         raise ValueError(f"vocab_size must be at least 8, got {vocab_size}")
     texts = [text for text in texts if text]
     if not texts:
         raise ValueError("train_tokenizer needs at least one non-empty text")
+    user_symbols = list(user_symbols)
+    if character_coverage is None:
+        character_coverage = fitting_character_coverage(texts, (vocab_size - 4 - len(user_symbols)) // 2)
     settings = {
         "vocab_size": vocab_size,
-        "user_symbols": list(user_symbols),
+        "user_symbols": user_symbols,
         "model_type": model_type,
         "character_coverage": character_coverage,
         "sentencepiece": spm.__version__,
@@ -122,3 +131,12 @@ def train_tokenizer(
     os.replace(f"{tmp_prefix}.model", model_path)
     os.replace(f"{tmp_prefix}.vocab", model_path.with_suffix(".vocab"))
     return Tokenizer(model_path)
+
+
+def fitting_character_coverage(texts: list[str], max_characters: int) -> float:
+    """The coverage reached by the `max_characters` most frequent characters, within [0.98, 0.9995]."""
+    counts = Counter(char for text in texts for char in text if not char.isspace())
+    total = sum(counts.values())
+    covered = sum(n for _, n in counts.most_common(max(1, max_characters)))
+    coverage = covered / total if total else MAX_CHARACTER_COVERAGE
+    return min(MAX_CHARACTER_COVERAGE, max(MIN_CHARACTER_COVERAGE, coverage))

@@ -1,0 +1,198 @@
+"""Depth-scaling families (Ghorbani et al. 2022, Sec. 2.1) and the tidy table of what their runs measured.
+
+`depth_scaling_plan` lays out, for one translation direction, the run configs of encoder scaling (decoder
+depth fixed), decoder scaling (encoder depth fixed) and symmetric scaling around a baseline model, plus
+repeats with other seeds; `run_table` turns the runs' summaries into one row per run and test set, with the
+model's encoder and decoder sizes, tokens per parameter and the slope of the loss curve at the end of
+training; `seed_spread` measures the seed-to-seed variability of the final loss (Ghorbani App. C, Table 4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nmtscale.config import RunConfig, config_hash, override
+from nmtscale.counting import parameter_counts
+from nmtscale.train import RunSummary
+
+# A model that belongs to several families is labelled by the first of these that contains it: the baseline
+# is part of encoder and decoder scaling, and a symmetric model equal to one of those is not out-of-sample.
+APPROACHES = ("baseline", "encoder", "decoder", "symmetric")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of a depth-scaling family: which approach it belongs to, its depths, seed and full config."""
+
+    approach: str
+    direction: str
+    enc_layers: int
+    dec_layers: int
+    seed: int
+    config: RunConfig
+
+    @property
+    def label(self) -> str:
+        """The paper's name for the model: '6L-2L' is a 6-layer encoder with a 2-layer decoder."""
+        return f"{self.enc_layers}L-{self.dec_layers}L"
+
+
+def depth_scaling_plan(
+    base: RunConfig,
+    direction: str,
+    baseline: Sequence[int],
+    encoder_depths: Sequence[int] = (),
+    decoder_depths: Sequence[int] = (),
+    symmetric_depths: Sequence[int] = (),
+    repeated: Sequence[Sequence[int]] = (),
+    n_seeds: int = 1,
+) -> list[PlannedRun]:
+    """The runs of encoder, decoder and symmetric depth scaling around `baseline` = (enc, dec) layers.
+
+    Encoder scaling varies the encoder over `encoder_depths` with the baseline's decoder, decoder scaling the
+    reverse, symmetric scaling uses k encoder and k decoder layers for k in `symmetric_depths`. Every model is
+    trained with `base.train.seed`; the (enc, dec) models listed in `repeated` are trained again with the
+    next `n_seeds - 1` seeds. Everything else (width, data, training) comes from `base`.
+    """
+    if len(baseline) != 2 or min(baseline) < 1:
+        raise ValueError(f"baseline must be (encoder layers, decoder layers), both >= 1, not {baseline}")
+    for name, depths in (
+        ("encoder", encoder_depths),
+        ("decoder", decoder_depths),
+        ("symmetric", symmetric_depths),
+    ):
+        if any(d < 1 for d in depths):
+            raise ValueError(f"{name}_depths must all be >= 1, not {list(depths)}")
+    if n_seeds < 1:
+        raise ValueError(f"n_seeds must be >= 1, not {n_seeds}")
+    enc_bar, dec_bar = baseline
+    families = {
+        "baseline": [(enc_bar, dec_bar)],
+        "encoder": [(e, dec_bar) for e in encoder_depths],
+        "decoder": [(enc_bar, d) for d in decoder_depths],
+        "symmetric": [(k, k) for k in symmetric_depths],
+    }
+    approach_of: dict[tuple[int, int], str] = {}
+    for approach in APPROACHES:
+        for depths in families[approach]:
+            approach_of.setdefault(depths, approach)
+    unknown = [list(depths) for depths in repeated if tuple(depths) not in approach_of]
+    if unknown:
+        raise ValueError(f"repeated models {unknown} are not in the plan {[list(k) for k in approach_of]}")
+    first_seed = base.train.seed
+    seeds_of = {depths: [first_seed] for depths in approach_of}
+    for depths in repeated:
+        seeds_of[tuple(depths)] = list(range(first_seed, first_seed + n_seeds))
+    base = override(base, {"data.directions": [direction]})
+    return [
+        PlannedRun(
+            approach=approach,
+            direction=direction,
+            enc_layers=enc,
+            dec_layers=dec,
+            seed=seed,
+            config=override(base, {"model.enc_layers": enc, "model.dec_layers": dec, "train.seed": seed}),
+        )
+        for (enc, dec), approach in approach_of.items()
+        for seed in seeds_of[(enc, dec)]
+    ]
+
+
+def last_fraction_slope(curves: Sequence[dict], key: str, fraction: float = 0.2) -> float:
+    """Slope of the test loss `key` over the last `fraction` of training, in nats per doubling of steps.
+
+    A least-squares line through the evaluations at steps >= (1 - fraction) x the last step, against log2 of
+    the step: a flattened curve gives about 0; -0.05 means the loss was still falling 0.05 nats each time
+    training doubled. NaN when fewer than two evaluations fall in that stretch.
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], not {fraction}")
+    if not curves:
+        return math.nan
+    start = (1 - fraction) * curves[-1]["step"]
+    points = [(c["step"], c["test_loss"][key]) for c in curves if c["step"] >= start and c["step"] > 0]
+    if len(points) < 2:
+        return math.nan
+    steps, losses = np.array(points, dtype=float).T
+    return float(np.polyfit(np.log2(steps), losses, 1)[0])
+
+
+def run_table(
+    plan: Sequence[PlannedRun], summaries: Sequence[RunSummary], fraction: float = 0.2
+) -> pd.DataFrame:
+    """One row per run and test set: the run's family, depths, seed, sizes, tokens and final loss.
+
+    Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, seed, Ne, Nd (encoder and
+    decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target tokens trained
+    on), tokens_per_param (tokens / N), steps, wall_time_s, status, test_set, loss (the run's final loss) and
+    slope (`last_fraction_slope` over the last `fraction` of training). Failed runs keep their row with a NaN
+    loss, so a table shows what did not train.
+    """
+    if len(plan) != len(summaries):
+        raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
+    rows = []
+    for planned, summary in zip(plan, summaries, strict=True):
+        if summary.run_id != config_hash(planned.config):
+            raise ValueError(
+                f"summary {summary.run_id} is not the run of {planned.label} (seed {planned.seed})"
+            )
+        counts = parameter_counts(planned.config.model)
+        n_params = counts["encoder"] + counts["decoder"]
+        tokens = sum(summary.tokens_seen.values())
+        prefix = f"{planned.direction}/"
+        for key, loss in summary.final_loss.items():
+            if not key.startswith(prefix):
+                continue
+            rows.append(
+                {
+                    "run_id": summary.run_id,
+                    "direction": planned.direction,
+                    "approach": planned.approach,
+                    "model": planned.label,
+                    "enc_layers": planned.enc_layers,
+                    "dec_layers": planned.dec_layers,
+                    "seed": planned.seed,
+                    "Ne": counts["encoder"],
+                    "Nd": counts["decoder"],
+                    "N": n_params,
+                    "total_params": summary.n_params,
+                    "tokens": tokens,
+                    "tokens_per_param": tokens / n_params,
+                    "steps": summary.steps,
+                    "wall_time_s": summary.wall_time_s,
+                    "status": summary.status,
+                    "test_set": key.removeprefix(prefix),
+                    "loss": loss if summary.finished else math.nan,
+                    "slope": last_fraction_slope(summary.curves, key, fraction),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def seed_spread(table: pd.DataFrame) -> pd.DataFrame:
+    """Seed-to-seed variability of the final loss, as Ghorbani Table 4: per direction and test set, the
+    standard deviation and the max - min difference over seeds of each repeated model, averaged over models.
+
+    Columns: direction, test_set, models (how many repeated models), seeds (runs per model, the smallest),
+    std, max_difference.
+    """
+    grouped = table.dropna(subset=["loss"]).groupby(["direction", "test_set", "model"])["loss"]
+    per_model = grouped.agg(
+        std="std", max_difference=lambda s: s.max() - s.min(), seeds="count"
+    ).reset_index()
+    per_model = per_model[per_model["seeds"] >= 2]
+    return (
+        per_model.groupby(["direction", "test_set"], sort=False)
+        .agg(
+            models=("model", "size"),
+            seeds=("seeds", "min"),
+            std=("std", "mean"),
+            max_difference=("max_difference", "mean"),
+        )
+        .reset_index()
+    )

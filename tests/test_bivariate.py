@@ -1,0 +1,140 @@
+"""Chapter 1's analysis on synthetic depth-scaling families drawn from a known bivariate law."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nmtscale import bivariate, laws
+
+NE_LAYER, ND_LAYER = 12_000, 16_000  # parameters per encoder / decoder layer
+TRUTH = {"alpha": 0.8, "pe": 0.15, "pd": 0.45, "L_inf": 2.0}
+
+
+def synthetic_table(
+    truth=TRUTH, noise: float = 0.002, seed: int = 0, direction: str = "en-de"
+) -> pd.DataFrame:
+    """Rows like `sweeps.run_table`'s for a 2L-2L baseline, encoder/decoder scaling and symmetric models."""
+    rng = np.random.default_rng(seed)
+    models = (
+        [("baseline", 2, 2)]
+        + [("encoder", e, 2) for e in (1, 3, 4, 6, 8)]
+        + [("decoder", 2, d) for d in (1, 3, 4, 6, 8)]
+        + [("symmetric", k, k) for k in (1, 3, 5)]
+    )
+    law = laws.bivariate_law(2 * NE_LAYER, 2 * ND_LAYER)
+    rows = []
+    for approach, enc, dec in models:
+        ne, nd = enc * NE_LAYER, dec * ND_LAYER
+        loss = float(law(pd.DataFrame({"Ne": [ne], "Nd": [nd]}), truth)[0])
+        for test_set, shift in (("l10n", 0.0), ("ding", 0.5)):
+            rows.append(
+                {
+                    "direction": direction,
+                    "approach": approach,
+                    "model": f"{enc}L-{dec}L",
+                    "seed": 0,
+                    "Ne": ne,
+                    "Nd": nd,
+                    "N": ne + nd,
+                    "tokens_per_param": 30.0,
+                    "slope": -0.001,
+                    "test_set": test_set,
+                    "loss": loss + shift + rng.normal(0, noise),
+                    "run_id": f"{enc}-{dec}",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def analyses():
+    return bivariate.analyse_all(synthetic_table(), n_bootstrap=30)
+
+
+def test_bivariate_fit_recovers_the_law_and_predicts_the_held_out_models(analyses):
+    assert [(a.direction, a.test_set) for a in analyses] == [("en-de", "l10n"), ("en-de", "ding")]
+    l10n = analyses[0]
+    assert (l10n.ne_bar, l10n.nd_bar) == (2 * NE_LAYER, 2 * ND_LAYER)
+    assert len(l10n.fit_points) == 11 and len(l10n.held_out_points) == 3
+    assert l10n.bivariate.params["pe"] == pytest.approx(TRUTH["pe"], abs=0.05)
+    assert l10n.bivariate.params["pd"] == pytest.approx(TRUTH["pd"], abs=0.05)
+    assert analyses[1].bivariate.params["L_inf"] == pytest.approx(TRUTH["L_inf"] + 0.5, abs=0.1)
+    quality = bivariate.fit_quality(analyses)
+    assert (quality["eq2_r2"] > 99).all() and (quality["symmetric_r2"] > 95).all()
+    assert (quality["symmetric_max_error"] < 0.02).all()
+
+
+def test_univariate_law_fails_when_encoder_and_decoder_scale_differently(analyses):
+    quality = bivariate.fit_quality(analyses)
+    assert (quality["eq1_max_dev"] > 3 * quality["eq2_max_dev"]).all()
+    assert (quality["eq1_r2"] < quality["eq2_r2"]).all()
+
+
+def test_exponents_carry_bootstrap_intervals_and_the_pd_gt_pe_share(analyses):
+    exps = bivariate.exponents(analyses)
+    assert (exps["pe_lower"] <= exps["pe"]).all() and (exps["pe"] <= exps["pe_upper"]).all()
+    assert (exps["share_pd_gt_pe"] == 1.0).all()
+
+
+def test_recipe_and_multistart_agree_on_clean_data(analyses):
+    recipe = bivariate.recipe_comparison(analyses)
+    assert set(recipe["fit"]) == {"multi-start Huber (log)", "soft_l1 recipe"}
+    assert (recipe["max_prediction_gap"] < 0.01).all()
+
+
+def test_allocation_is_optimal_at_pd_over_pe_plus_pd(analyses):
+    fractions = np.linspace(0.05, 0.95, 181)
+    alloc = bivariate.allocation(analyses, fractions)
+    l10n = alloc[alloc["test_set"] == "l10n"]
+    pe, pd_ = analyses[0].bivariate.params["pe"], analyses[0].bivariate.params["pd"]
+    best = l10n.loc[l10n["alpha_ratio"].idxmin()]
+    assert best["decoder_fraction"] == pytest.approx(pd_ / (pe + pd_), abs=0.01)
+    assert best["alpha_ratio"] == pytest.approx(1.0, abs=1e-3)
+    assert (l10n["alpha_ratio"] >= 1 - 1e-9).all() and (l10n["penalty"] >= -1e-12).all()
+
+
+def test_fitted_curves_follow_each_family(analyses):
+    a = analyses[0]
+    curves = bivariate.fitted_curves(a, n_points=10)
+    encoder = curves[(curves["approach"] == "encoder") & (curves["law"] == "Eq. 2")]
+    assert (encoder["Nd"] == a.nd_bar).all()
+    assert encoder["Ne"].min() == pytest.approx(NE_LAYER) and encoder["Ne"].max() == pytest.approx(
+        8 * NE_LAYER
+    )
+    symmetric = curves[curves["approach"] == "symmetric"]
+    assert np.allclose(symmetric["Nd"] / symmetric["Ne"], a.nd_bar / a.ne_bar)
+    np.testing.assert_allclose(encoder["loss"], a.bivariate.predict(encoder[["Ne", "Nd"]]))
+    assert np.allclose(encoder["reducible"], encoder["loss"] - a.bivariate.params["L_inf"])
+
+
+def test_claims_are_computed_from_the_numbers():
+    spread = pd.DataFrame(
+        {"direction": ["en-de"], "test_set": ["l10n"], "std": [0.002], "max_difference": [0.004]}
+    )
+    table = synthetic_table()
+    verdicts = bivariate.claims(bivariate.analyse_all(table, n_bootstrap=20), spread, table).set_index(
+        "claim"
+    )
+    assert len(verdicts) == 7
+    verdict = verdicts["verdict"]
+    assert verdict.filter(like="pd > pe").iloc[0] == "reproduced"
+    assert verdict.filter(like="never saw").iloc[0] == "reproduced"
+    assert verdict.filter(like="Eq. 1").iloc[0] == "reproduced"
+    # an encoder-heavy world: the decoder exponent is the smaller one, and the verdict must say so
+    flipped = synthetic_table({**TRUTH, "pe": 0.45, "pd": 0.15})
+    verdicts = bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread, flipped).set_index(
+        "claim"
+    )
+    assert verdicts["verdict"].filter(like="pd > pe").iloc[0] == "not reproduced"
+    assert "pd > pe on 0 of 2 test sets" in verdicts["ours"].filter(like="pd > pe").iloc[0]
+
+
+def test_analyse_names_what_is_missing():
+    table = synthetic_table()
+    with pytest.raises(ValueError, match="no finished runs for de-en"):
+        bivariate.analyse(table, "de-en", "l10n")
+    no_baseline = table[table["approach"] != "baseline"]
+    with pytest.raises(ValueError, match="expected one baseline run, found 0"):
+        bivariate.analyse(no_baseline, "en-de", "l10n")

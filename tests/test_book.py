@@ -136,6 +136,14 @@ def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book)
     assert "the chapter broke here" in (tiny_book / "_build" / "smoke" / "work" / "tiny.ipynb").read_text()
 
 
+def test_a_notebook_from_older_sources_is_stale(tiny_book):
+    book.run_chapter("tiny", "smoke", root=tiny_book)
+    assert book.stale_chapters("smoke", tiny_book, ("tiny",)) == []
+    source = tiny_book / "book" / "tiny.py"
+    source.write_text(source.read_text().replace("seed {seed}", "the seed is {seed}"))
+    assert book.stale_chapters("smoke", tiny_book, ("tiny",)) == ["tiny"]
+
+
 def test_counter_finds_drawn_and_empty_containers():
     dom = (
         '<html><body><p>text<br></p><div class="output nmtscale-chart" id="a">'

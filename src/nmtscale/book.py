@@ -170,6 +170,30 @@ def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: P
     return executed
 
 
+def stale_chapters(
+    scale: str = DEFAULT_SCALE, root: Path = Path("."), chapters: tuple[str, ...] = CHAPTERS
+) -> list[str]:
+    """Chapters whose executed notebook at `scale` was not made from the current ``book/<chapter>.py``:
+    its cells differ from the source's (papermill's injected parameters aside), so the page is out of date."""
+    import jupytext
+    import nbformat
+
+    def cells(notebook) -> list[tuple[str, str]]:
+        return [
+            (cell.cell_type, cell.source)
+            for cell in notebook.cells
+            if "injected-parameters" not in cell.metadata.get("tags", [])
+        ]
+
+    return [
+        chapter
+        for chapter in chapters
+        if executed_notebook(chapter, scale, root).is_file()
+        and cells(jupytext.read(_chapter_source(chapter, root)))
+        != cells(nbformat.read(executed_notebook(chapter, scale, root), as_version=4))
+    ]
+
+
 def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
     """Build the HTML book of `scale` from the executed notebooks already present (no training).
 
@@ -187,6 +211,13 @@ def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
         raise ConfigurationError(
             f"{source / EXECUTED_DIR}: no executed notebook for {missing}; "
             f"run `python -m nmtscale book run --scale {scale}` first"
+        )
+    stale = stale_chapters(scale, root)
+    if stale:
+        print(
+            f"warning: the executed notebooks of {stale} were made from older sources; "
+            f"re-run them with `python -m nmtscale book run --scale {scale} --chapter NAME`",
+            file=sys.stderr,
         )
     write_vega_bundle(source / "_static")
     write_mathjax(source / "_extra")

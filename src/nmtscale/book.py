@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -412,8 +413,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     failures = []
     for chapter in chapters:
         print(f"book run: {chapter} at scale {args.scale}", flush=True)
+        started = time.perf_counter()
         try:
-            print(f"book run: wrote {run_chapter(chapter, args.scale, overrides)}", flush=True)
+            executed = run_chapter(chapter, args.scale, overrides)
+            print(f"book run: wrote {executed} in {time.perf_counter() - started:.0f} s", flush=True)
         except ChapterFailed as err:
             print(f"error: {err}", file=sys.stderr, flush=True)
             failures.append(chapter)

@@ -59,11 +59,12 @@ SERIES_COLORS = {
     "causallm_tgtonly": PALETTE[6],
 }
 
-# The look shared by every chart; vega-embed's menu keeps only what works offline (export to SVG/PNG).
+# vega-embed draws SVG (crisp when zoomed); its menu keeps only what works offline (export to SVG/PNG).
 _EMBED_OPTIONS = {
     "renderer": "svg",
     "actions": {"export": True, "source": False, "compiled": False, "editor": False},
 }
+_chart_counter = itertools.count()
 
 
 def chart_html(spec: dict) -> str:
@@ -89,9 +90,6 @@ def chart_html(spec: dict) -> str:
         "})();\n"
         "</script>"
     )
-
-
-_chart_counter = itertools.count()
 
 
 def _book_renderer(spec: dict, **metadata) -> dict:

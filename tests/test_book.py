@@ -163,7 +163,7 @@ def chromium_or_skip() -> str:
     try:
         return book.find_chromium()
     except FileNotFoundError as err:
-        if os.environ.get("CI"):
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
             pytest.fail(f"{err}; CI must check that the book's charts draw")
         pytest.skip(str(err))
 

@@ -126,6 +126,20 @@ print("this run's directory:", runs.run_dir(cfg, runs_dir))
 print("a wider model's:", runs.run_dir(wider, runs_dir))
 
 # %% [markdown]
+# `nmtscale.sweeps` lays out families of runs: `depth_scaling_plan` gives Ghorbani et al.'s encoder, decoder
+# and symmetric depth scaling around a baseline (and seed repeats); `run_table` turns the finished runs'
+# summaries into one tidy row per run and test set (sizes, tokens per parameter, final loss, end-of-training
+# slope), ready for the fits below.
+
+# %%
+from nmtscale import sweeps
+
+plan = sweeps.depth_scaling_plan(
+    cfg, "en-de", baseline=(2, 2), encoder_depths=(1, 4), decoder_depths=(1, 4), symmetric_depths=(1, 4)
+)
+pd.DataFrame([{"approach": run.approach, "model": run.label, "seed": run.seed} for run in plan])
+
+# %% [markdown]
 # ## Laws and fits: `nmtscale.laws`, `nmtscale.fitting`, `nmtscale.uncertainty`
 #
 # A `Law` predicts from named inputs and coefficients (`power_law`, `bivariate_law`, `joint_law`,
@@ -144,6 +158,18 @@ fit = fitting.fit_multistart(law, measured[["N"]], measured["loss"])
 print(fit.params, fit.diagnostics.as_dict())
 spread = uncertainty.perturbation(fit, n_samples=50, seed=seed)
 spread.coefficients()
+
+# %% [markdown]
+# `fit_each` fits one law per group of rows, e.g. one power law per language-pair weight (Fernandes et al.
+# Eq. 6). A caution from Appendix A: `uncertainty.bootstrap` restarts each refit from the original estimate,
+# and for the Huber multi-start fits that start often stops at once, so its spread is too small; refit each
+# resample with `fit_multistart` from a grid of starts (as Appendix A does) or use `perturbation`.
+
+# %%
+two_weights = pd.concat(
+    [measured.assign(p=0.3, loss=measured["loss"] + 0.2), measured.assign(p=0.7)], ignore_index=True
+)
+fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 
 # %% [markdown]
 # ## Quality: `nmtscale.metrics`, `nmtscale.langid`

@@ -99,6 +99,7 @@ def test_strip_accelerators(raw, clean):
 
 def test_placeholders_are_counted_in_every_common_syntax():
     assert count_placeholders("%s of %1$d in {name} at %(x)s and $HOME, 50% done") == 5
+    assert count_placeholders("conversion from %qT to %qT changes %qE") == 3
     assert count_placeholders("No placeholders here at all.") == 0
 
 

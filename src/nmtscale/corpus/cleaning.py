@@ -16,8 +16,8 @@ BRACKETED_ACCELERATOR = re.compile(r"\s*[(（][_&~][A-Za-z0-9][)）]")
 # Only at the start of a word, so `snake_case` and `A&B` survive.
 INLINE_ACCELERATOR = re.compile(r"(?<![&\w])&(?=\w)|(?<![\w_])_(?=\w)|~(?=\w)")
 PLACEHOLDER = re.compile(
-    # printf; no space flag, or "50% done" would count as "% d"
-    r"%(?:\d+\$)?[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfgGcsSpn]"
+    # printf and GCC's diagnostics (%qs, %qD, %qT); no space flag, or "50% done" would count as "% d"
+    r"%(?:\d+\$)?[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfgGcsSpnDTFV]"
     r"|%\([A-Za-z_]\w*\)[sd]"  # python %(name)s
     r"|%\d+|\$\{?[A-Za-z_]\w*\}?"  # %1 and $VAR / ${VAR}
     r"|\{[A-Za-z_0-9.:]*\}"  # {name}, {0}

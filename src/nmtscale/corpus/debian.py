@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -93,15 +94,40 @@ def extract(deb: Path, extract_root: Path) -> Path:
     return target
 
 
+# Licences named in prose, for copyright files that predate the machine-readable (DEP-5) format.
+LICENCE_NAMES = (
+    (re.compile(r"GNU (?:Library|Lesser) General Public Licen[cs]e|\bLGPL"), "LGPL"),
+    (re.compile(r"GNU General Public Licen[cs]e|\bGPL"), "GPL"),
+    (re.compile(r"GNU Free Documentation Licen[cs]e|\bGFDL"), "GFDL"),
+    (re.compile(r"Mozilla Public Licen[cs]e|\bMPL"), "MPL"),
+    (re.compile(r"Creative Commons|\bCC-BY"), "Creative Commons"),
+    (re.compile(r"Apache Licen[cs]e"), "Apache"),
+    (re.compile(r"\bBSD\b"), "BSD"),
+    (re.compile(r"\bMIT\b|\bExpat\b"), "MIT/Expat"),
+)
+
+
 def licence(root: Path, name: str) -> str:
-    """The licences named in a package's Debian copyright file (DEP-5 `License:` fields), in file order."""
-    copyright_path = root / "usr/share/doc" / name / "copyright"
+    """The licences named in a package's Debian copyright file, in file order.
+
+    DEP-5 `License:` fields when present, otherwise the licences the prose names. Packages whose doc
+    folder is a link to another package's (dpkg -x does not follow it) say so.
+    """
+    doc = root / "usr/share/doc" / name
+    if doc.is_symlink():
+        return f"as Debian package {Path(os.readlink(doc)).name} (its copyright file)"
+    copyright_path = doc / "copyright"
     if not copyright_path.exists():
-        return "unknown (no copyright file)"
+        return "not stated in the package"
+    text = copyright_path.read_text(encoding="utf-8", errors="replace")
     found: list[str] = []
-    for line in copyright_path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         if line.startswith("License:"):
             value = line.removeprefix("License:").strip()
             if value and value not in found:
                 found.append(value)
+    if not found:
+        found = [
+            f"{label} (named in copyright prose)" for pattern, label in LICENCE_NAMES if pattern.search(text)
+        ]
     return "; ".join(found) if found else f"see /usr/share/doc/{name}/copyright"

@@ -114,3 +114,17 @@ def test_missing_and_malformed_files(tmp_path):
     bad.write_text("train: [unclosed\n")
     with pytest.raises(ConfigurationError, match="bad.yaml: not valid YAML"):
         load_config(bad)
+
+
+def test_a_rebuilt_corpus_changes_the_hash_of_corpus_runs_only(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "train.tsv.xz").write_bytes(b"one build")
+    monkeypatch.setenv("NMTSCALE_DATA", str(tmp_path))
+    on_corpus = from_dict({})
+    on_user_files = from_dict({"data": {"train_files": {"en-de": "pairs.tsv"}}})
+    before = config_hash(on_corpus), config_hash(on_user_files)
+    (corpus / "train.tsv.xz").write_bytes(b"another build")
+    after = config_hash(on_corpus), config_hash(on_user_files)
+    assert before[0] != after[0]
+    assert before[1] == after[1]

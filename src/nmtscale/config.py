@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from nmtscale.corpus.store import corpus_fingerprint
 from nmtscale.errors import ConfigurationError, closest
 from nmtscale.model import ModelConfig
 
@@ -223,8 +224,15 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
 
 
 def config_hash(cfg: RunConfig) -> str:
-    """A short content hash of the canonical config: equal configs, and only those, share a run directory."""
-    canonical = json.dumps(to_dict(cfg), sort_keys=True, separators=(",", ":"))
+    """A short content hash of the canonical config: equal configs, and only those, share a run directory.
+
+    A run that trains on the committed corpus also hashes the corpus files, so rebuilding the corpus gives new
+    runs instead of silently reusing ones trained on other data.
+    """
+    identity = to_dict(cfg)
+    if cfg.data.train_files is None:
+        identity["corpus_sha256"] = corpus_fingerprint()
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

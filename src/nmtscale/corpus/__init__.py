@@ -1,6 +1,7 @@
 """The offline En/De/Fr/Zh corpus built from Debian packages: loading API (see `store`) and builder."""
 
 from nmtscale.corpus.store import (
+    corpus_fingerprint,
     load_monolingual,
     load_multiway,
     load_pairs,
@@ -11,6 +12,7 @@ from nmtscale.corpus.store import (
 )
 
 __all__ = [
+    "corpus_fingerprint",
     "load_monolingual",
     "load_multiway",
     "load_pairs",

@@ -7,6 +7,7 @@ Parsed files are cached in memory: experiments ask for the same split many times
 
 from __future__ import annotations
 
+import hashlib
 import lzma
 import os
 from functools import cache
@@ -39,9 +40,35 @@ def test_file(root: Path, name: str) -> Path:
     return split_file(root, f"test.{name}")
 
 
+def corpus_fingerprint(root: Path | None = None) -> str:
+    """SHA-256 over the committed corpus files.
+
+    It is part of every run's identity, so a rebuilt corpus gives new runs.
+    """
+    files = sorted((root or data_dir()).joinpath("corpus").glob("*.tsv.xz"))
+    return _fingerprint(tuple((path, *_stamp(path)) for path in files))
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
 @cache
+def _fingerprint(stamped_files: tuple[tuple[Path, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for path, _, _ in stamped_files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def read_rows(path: Path) -> tuple[dict[str, str], ...]:
-    """The rows of one corpus file as dicts keyed by its header; cached for the life of the process."""
+    """The rows of one corpus file as dicts keyed by its header; cached until the file changes."""
+    return _read_rows(path, *_stamp(path))
+
+
+@cache
+def _read_rows(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, str], ...]:
     with lzma.open(path, "rt", encoding="utf-8", newline="\n") as handle:
         header = handle.readline().rstrip("\n").split("\t")
         rows = []

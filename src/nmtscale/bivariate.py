@@ -244,7 +244,7 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame, table: pd.DataFra
     symmetric = quality.dropna(subset=["symmetric_r2"])
     ratios = [_symmetric_alpha_ratio(a) for a in analyses]
     ratios = [r for r in ratios if np.isfinite(r)]
-    fitted = table[table["approach"].isin(FIT_APPROACHES + (HELD_OUT_APPROACH,))].drop_duplicates("run_id")
+    trained = table.drop_duplicates("run_id")
     rows = [
         (
             "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
@@ -304,8 +304,8 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame, table: pd.DataFra
         (
             "Models are in the data-rich regime and trained to near convergence (Sec. 2.1)",
             "40M-1.5B parameters, ~250B tokens each",
-            f"{int(fitted['N'].min()):,}-{int(fitted['N'].max()):,} non-embedding parameters, "
-            f"{fitted['tokens_per_param'].min():.0f}-{fitted['tokens_per_param'].max():.0f} tokens per "
+            f"{int(trained['N'].min()):,}-{int(trained['N'].max()):,} non-embedding parameters, "
+            f"{trained['tokens_per_param'].min():.0f}-{trained['tokens_per_param'].max():.0f} tokens per "
             "parameter, "
             f"last-20% slope {table['slope'].min():+.3f} to {table['slope'].max():+.3f} nats per doubling",
             "our scale cannot speak for models above ~1M parameters",

@@ -82,7 +82,7 @@ import time
 import altair as alt
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from nmtscale import bivariate, charts, runs, sweeps
 from nmtscale.config import from_dict, override
@@ -405,30 +405,41 @@ exps
 # %%
 fractions = np.linspace(0.05, 0.95, 91)
 alloc = bivariate.allocation(analyses, fractions)
-alloc["series"] = alloc["direction"] + " " + alloc["test_set"]
 symmetric_fraction = float((table["Nd"] / table["N"])[table["approach"] == "symmetric"].mean())
-marker = alt.Chart(pd.DataFrame({"decoder_fraction": [symmetric_fraction]})).mark_rule(strokeDash=[2, 2])
-panels = [
-    alt.layer(
-        charts.scaling_chart(
-            alloc,
-            x="decoder_fraction",
-            y=column,
-            series="series",
-            connect=True,
-            log_x=False,
-            log_y=column == "alpha_ratio",
-            x_title="decoder fraction Nd / N",
-            y_title=title,
-            width=300,
-            height=240,
-        ),
-        marker.encode(x="decoder_fraction:Q"),
+
+
+def allocation_panel(column, title):
+    marker = alt.Chart(pd.DataFrame({"decoder_fraction": [symmetric_fraction]})).mark_rule(strokeDash=[2, 2])
+    curves = charts.scaling_chart(
+        alloc.assign(series=alloc["direction"] + " " + alloc["test_set"]),
+        x="decoder_fraction",
+        y=column,
+        series="series",
+        connect=True,
+        log_x=False,
+        log_y=column == "alpha_ratio",
+        x_title="decoder fraction Nd / N",
+        y_title=title,
+        width=300,
+        height=240,
     )
-    for column, title in (("alpha_ratio", "α# / α*"), ("penalty", "L - L_opt at the baseline size (nats)"))
-]
-display(alt.hconcat(*panels))
-alloc.groupby("series")[["optimal_fraction"]].first().assign(symmetric_models=symmetric_fraction)
+    return alt.layer(curves, marker.encode(x="decoder_fraction:Q"))
+
+
+if alloc.empty:
+    print("no fit has both exponents above zero: Eq. 2 then has no interior optimum to allocate towards")
+else:
+    display(
+        alt.hconcat(
+            allocation_panel("alpha_ratio", "α# / α*"),
+            allocation_panel("penalty", "L - L_opt at the baseline size (nats)"),
+        )
+    )
+    display(
+        alloc.groupby(["direction", "test_set"])[["optimal_fraction"]]
+        .first()
+        .assign(symmetric_models=symmetric_fraction)
+    )
 
 # %% [markdown]
 # ## Capacity or training? The extremes trained four times longer
@@ -519,6 +530,39 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 verdicts = bivariate.claims(analyses, spread, table)
 with pd.option_context("display.max_colwidth", 200):
     display(verdicts.style.hide(axis="index"))
+
+# %% [markdown]
+# ### The numbers behind the verdicts
+#
+# Generated from this run's tables, so the text cannot drift from the results.
+
+# %%
+fit_rows = table[table["approach"].isin(bivariate.FIT_APPROACHES) & (table["seed"] == seed)]
+loss_range = fit_rows.groupby(["direction", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
+lines = [
+    f"- {len(run_summary)} runs, {run_summary['N'].min():,}-{run_summary['N'].max():,} non-embedding "
+    f"parameters, {run_summary['tokens_per_param'].min():.0f}-{run_summary['tokens_per_param'].max():.0f} "
+    f"tokens per parameter; loss still falling {-run_summary['slope_last20'].max():.3f}-"
+    f"{-run_summary['slope_last20'].min():.3f} nats per doubling of training at the end.",
+    f"- Seed noise: {spread['std'].mean():.4f} nats standard deviation (paper: 0.003). The fitted runs' "
+    f"final losses span {loss_range.min():.3f}-{loss_range.max():.3f} nats per test set.",
+    f"- Eq. 1 R^2 {quality['eq1_r2'].min():.0f}-{quality['eq1_r2'].max():.0f}%, Eq. 2 R^2 "
+    f"{quality['eq2_r2'].min():.0f}-{quality['eq2_r2'].max():.0f}%; held-out symmetric models: max error "
+    f"{quality['symmetric_max_error'].max():.3f} nats.",
+]
+for row in exps.itertuples():
+    lines.append(
+        f"- {row.direction} {row.test_set}: pe = {row.pe:.3f} [{row.pe_lower:.3f}, {row.pe_upper:.3f}], "
+        f"pd = {row.pd:.3f} [{row.pd_lower:.3f}, {row.pd_upper:.3f}], pd > pe in "
+        f"{row.share_pd_gt_pe:.0%} of bootstrap refits."
+    )
+for n, group in spread_by_budget.groupby(level="steps_trained"):
+    lines.append(
+        f"- Five En->De models after {n} updates: loss range across them "
+        + ", ".join(f"{t} {v:.3f}" for (_, t), v in group.items())
+        + " nats."
+    )
+display(Markdown("\n".join(lines)))
 
 # %% [markdown]
 # ## Re-running this chapter

@@ -172,6 +172,13 @@ two_weights = pd.concat(
 fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 
 # %% [markdown]
+# Two more modules serve particular analyses. `nmtscale.reference` finds and loads published data the
+# fitting machinery is checked on (`load_chinchilla_points`, used in Appendix A). `nmtscale.bivariate` is
+# chapter 1's analysis: `analyse(table, direction, test_set)` fits the univariate and bivariate laws to the
+# rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`, `fit_quality`,
+# `recipe_comparison`, `allocation` and `claims` turn the analyses into the chapter's tables.
+
+# %% [markdown]
 # ## Quality: `nmtscale.metrics`, `nmtscale.langid`
 #
 # BLEU and chrF through sacrebleu, with their signatures; the off-target rate uses an offline language

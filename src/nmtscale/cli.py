@@ -1,7 +1,7 @@
 """`python -m nmtscale COMMAND ...`: one entry point, each command defined beside the code it drives.
 
-Every module listed in COMMAND_MODULES exposes `add_commands(subparsers)`, which adds its subcommands and sets
-`func` on each; modules are imported only when the CLI starts, so a command's heavy imports stay in its module.
+Every module listed in COMMAND_MODULES exposes `add_commands(subparsers)`, which adds its subcommands and
+sets `func` on each.
 """
 
 from __future__ import annotations
@@ -24,13 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nmtscale", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name != name:
-                raise
-            continue
-        module.add_commands(subparsers)
+        importlib.import_module(name).add_commands(subparsers)
     return parser
 
 

@@ -26,7 +26,7 @@ all: setup
 	$(PY) -m nmtscale book run --scale $(SCALE)
 	$(PY) -m nmtscale book html --scale $(SCALE)
 
-# One chapter: make chapter NAME=01_bivariate_laws SCALE=cpu ARGS="-p seeds 3"
+# One chapter: make chapter NAME=01_bivariate_laws SCALE=cpu ARGS="-p n_seeds 3"
 chapter: setup
 	$(PY) -m nmtscale book run --scale $(SCALE) --chapter $(NAME) $(ARGS)
 

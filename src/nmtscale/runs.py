@@ -38,7 +38,7 @@ from nmtscale.config import (
 from nmtscale.data import encode_sources, prepare_data, uses_target_tags
 from nmtscale.errors import ConfigurationError, closest
 from nmtscale.tokenizer import Tokenizer
-from nmtscale.train import CHECKPOINT, RunSummary, load_trained_model, train, translate_ids
+from nmtscale.train import CHECKPOINT, RunSummary, atomic_write, load_trained_model, train, translate_ids
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SUMMARY = "summary.json"
@@ -263,7 +263,5 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temporary file in the same directory, then rename over `path`."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    """Write `text` to a temporary file in the same directory, then rename it over `path`."""
+    atomic_write(path, lambda tmp: tmp.write_text(text))

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import os
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -367,10 +368,8 @@ class Trainer:
             }
             self.model.load_state_dict(averaged)
             averaged_loss = self.test_losses()
-        atomic_torch_save(
-            {"model_config": dataclasses.asdict(self.model_config), "state_dict": self.model.state_dict()},
-            self.run_dir / MODEL,
-        )
+        final = {"model_config": dataclasses.asdict(self.model_config), "state_dict": self.model.state_dict()}
+        atomic_write(self.run_dir / MODEL, functools.partial(torch.save, final))
         translation = self.translation_metrics() if self.cfg.eval.decode != "none" else None
         return self.summary("finished", None, averaged_loss, translation)
 
@@ -437,17 +436,15 @@ class Trainer:
         )
 
     def save_checkpoint(self, path: Path) -> None:
-        atomic_torch_save(
-            {
-                "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "stream": self.stream.state_dict(),
-                "rng": rng_state(),
-                "state": vars(self.state),
-            },
-            path,
-        )
+        checkpoint = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "stream": self.stream.state_dict(),
+            "rng": rng_state(),
+            "state": vars(self.state),
+        }
+        atomic_write(path, functools.partial(torch.save, checkpoint))
 
     def load_checkpoint(self, path: Path) -> None:
         checkpoint = torch.load(path, map_location=self.device, weights_only=False)
@@ -499,8 +496,8 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
 
 
-def atomic_torch_save(obj: Any, path: Path) -> None:
-    """Write with torch.save to a temporary file, then rename: a crash never leaves a half-written file."""
+def atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
+    """`write(tmp)` a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, tmp)
+    write(tmp)
     os.replace(tmp, path)

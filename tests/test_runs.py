@@ -84,8 +84,11 @@ def test_an_interrupted_run_has_no_summary_and_resumes_to_the_same_result(store,
     directory = runs.run_dir(cfg)
     assert runs.load_summary(directory) is None
     assert (directory / trainer.CHECKPOINT).exists()
+    half_written = directory / ".checkpoint.pt.999999.tmp"  # what kill -9 during a save leaves behind
+    half_written.write_bytes(b"\x80")
 
     resumed = runs.run(cfg)
+    assert not half_written.exists()
     uninterrupted = runs.run(cfg, root=store / "other")
     assert resumed.curves == uninterrupted.curves
     assert resumed.final_loss == uninterrupted.final_loss

@@ -82,6 +82,8 @@ def run(
         summary = load_summary(directory)  # another process may have finished it while we waited
         if summary is not None:
             return summary
+        for stale in directory.glob(".*.tmp"):  # half-written by a process killed mid-write; we hold the lock
+            stale.unlink()
         if threads is not None:
             torch.set_num_threads(threads)
         atomic_write_text(directory / CONFIG, yaml.safe_dump(to_dict(cfg), sort_keys=False))

@@ -223,6 +223,11 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
     return raw
 
 
+# Keys added after runs were stored, as "section.key": left out of the hash while at their default, so that
+# adding a key never renames (and so orphans) the runs trained before it existed.
+KEYS_ADDED_LATER: tuple[str, ...] = ()
+
+
 def config_hash(cfg: RunConfig) -> str:
     """A short content hash of the canonical config: equal configs, and only those, share a run directory.
 
@@ -230,6 +235,11 @@ def config_hash(cfg: RunConfig) -> str:
     runs instead of silently reusing ones trained on other data.
     """
     identity = to_dict(cfg)
+    defaults = to_dict(RunConfig())
+    for dotted in KEYS_ADDED_LATER:
+        section, key = dotted.split(".")
+        if identity[section][key] == defaults[section][key]:
+            del identity[section][key]
     if cfg.data.train_files is None:
         identity["corpus_sha256"] = corpus_fingerprint()
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))

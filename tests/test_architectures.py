@@ -1,0 +1,313 @@
+"""Chapter 3's analysis: matched architecture plans, FLOPs, stored-model evaluation, Eq. 7 fits, Table 3."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_runs import store, user_run  # noqa: F401  (store is a fixture)
+
+from nmtscale import architectures as arch
+from nmtscale import laws, runs
+from nmtscale.config import from_dict
+from nmtscale.errors import ConfigurationError
+from nmtscale.flops import forward_flops
+from nmtscale.model import ModelConfig
+
+BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
+
+
+def test_plan_matches_each_lm_to_its_encdec_size():
+    plan = arch.architecture_plan(BASE, [1, 3], ["encdec", "prefixlm+deep", "causallm+wide"], group="g")
+    by = {(p.variant, p.size): p for p in plan}
+    assert len(plan) == 6 and all(p.group == "g" for p in plan)
+    encdec, deep, wide = by[("encdec", 3)], by[("prefixlm+deep", 3)], by[("causallm+wide", 3)]
+    assert (encdec.config.model.enc_layers, encdec.config.model.dec_layers, encdec.layers) == (3, 3, 6)
+    assert (deep.arch, deep.config.model.enc_layers, deep.layers, deep.scaling) == ("prefixlm", 0, 6, "deep")
+    assert (wide.arch, wide.layers, wide.label) == ("causallm", 3, "CausalLM + Wide")
+    assert encdec.label == "EncDec" and deep.label == "PrefixLM + Deep" and encdec.scaling == "depth"
+    n_encdec = arch.non_embedding_params(encdec.config.model)
+    # Wide matches the EncDec's size to within one feed-forward unit; Deep lacks the cross-attention.
+    assert abs(arch.non_embedding_params(wide.config.model) - n_encdec) < 2 * 16 * 3 + 16
+    assert wide.config.model.d_ff > 64
+    assert arch.non_embedding_params(deep.config.model) < n_encdec
+    assert deep.config.data == BASE.data and deep.config.train == BASE.train
+
+
+@pytest.mark.parametrize(
+    ("variant", "message"),
+    [("transformer", "unknown architecture"), ("encdec+deep", "depth only"), ("prefixlm", "'\\+deep'")],
+)
+def test_bad_variants_are_named(variant, message):
+    with pytest.raises(ConfigurationError, match=message):
+        arch.architecture_plan(BASE, [1], [variant])
+
+
+def test_plan_needs_an_encdec_base_and_positive_sizes():
+    with pytest.raises(ConfigurationError, match="sizes"):
+        arch.architecture_plan(BASE, [0, 1], ["encdec"])
+    lm = from_dict({"model": {"arch": "prefixlm", "enc_layers": 0}})
+    with pytest.raises(ConfigurationError, match="must be encdec"):
+        arch.architecture_plan(lm, [1], ["encdec"])
+
+
+def test_inference_flops_leave_out_causallm_source_logits():
+    cfg = ModelConfig(
+        arch="causallm", vocab_size=500, d_model=16, n_heads=2, d_ff=64, enc_layers=0, dec_layers=4
+    )
+    tgt_only = cfg.replace(arch="causallm_tgtonly")
+    assert arch.inference_flops_per_target_token(cfg, 10, 12) == forward_flops(tgt_only, 10, 12) / 12
+    assert forward_flops(cfg, 10, 12) - forward_flops(tgt_only, 10, 12) == 2 * 10 * 16 * 500
+    plan = arch.architecture_plan(BASE, [2], ["encdec", "causallm+deep"])
+    table = arch.flops_table(plan, 500, 10, 12).set_index("variant")
+    assert table.loc["EncDec", "train_flops_per_token"] == pytest.approx(
+        3 * forward_flops(plan[0].config.model.replace(vocab_size=500), 10, 12) / 12
+    )
+    assert (table["train_flops_per_token"] > 3 * table["inference_flops_per_token"] - 1e-9).all()
+
+
+def test_measured_tokens_per_second_skips_the_first_updates(tmp_path):
+    records = [
+        {"event": "train", "step": s, "tokens_per_s": 10.0 if s == 1 else 100.0 + s} for s in range(1, 11)
+    ]
+    records.insert(3, {"event": "eval", "step": 3})
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert arch.measured_tokens_per_second(tmp_path) == pytest.approx(106.0)
+    assert math.isnan(arch.measured_tokens_per_second(tmp_path / "missing"))
+
+
+def test_length_terciles_and_buckets():
+    sources = [" ".join(["w"] * n) for n in range(1, 13)]
+    edges = arch.length_edges(sources)
+    buckets = [arch.length_bucket(s, edges) for s in sources]
+    assert [buckets.count(b) for b in arch.LENGTH_BUCKETS] == [4, 4, 4]
+    assert buckets == sorted(buckets, key=arch.LENGTH_BUCKETS.index)
+    with pytest.raises(ValueError, match="at least 3"):
+        arch.length_edges(["a", "b"])
+
+
+def test_evaluation_settings_pool_by_tokens():
+    rows = []
+    for test_set, bucket, tokens, loss in [
+        ("l10n", "short", 10, 2.0),
+        ("l10n", "long", 30, 4.0),
+        ("story", "long", 20, 1.0),
+        ("ding", "short", 10, 5.0),
+    ]:
+        rows.append(
+            {"variant": "EncDec", "size": 1, "layers": 2, "N": 100, "test_set": test_set, "bucket": bucket}
+            | {"tokens": tokens, "loss": loss}
+        )
+    settings = arch.evaluation_settings(pd.DataFrame(rows), ["l10n", "story"], ["ding"]).set_index("setting")
+    assert settings.loc["source-original", "loss"] == pytest.approx((20 + 120 + 20) / 60)
+    assert settings.loc["target-original", "loss"] == pytest.approx(5.0)
+    assert settings.loc["short", "loss"] == pytest.approx(3.5)
+    assert settings.loc["long", "loss"] == pytest.approx(140 / 50)
+    assert "medium" not in settings.index  # no rows: no setting
+    with pytest.raises(ValueError, match="wmt"):
+        arch.evaluation_settings(pd.DataFrame(rows), ["wmt"], ["ding"])
+
+
+def test_eq7_fits_recover_the_law_and_name_parameters_as_the_paper():
+    n0 = 1000.0
+    truth = {"alpha": 0.8, "p": 0.4, "L_inf": 2.0}  # paper: beta 0.8, alpha 0.4
+    n = np.array([1000.0, 2000.0, 4000.0, 8000.0, 16000.0])
+    points = pd.concat(
+        [
+            pd.DataFrame(
+                {"variant": v, "N": n, "loss": laws.power_law(n0)(pd.DataFrame({"N": n}), truth) + shift}
+            )
+            for v, shift in (("EncDec", 0.0), ("CausalLM + Deep", 0.3))
+        ]
+    )
+    fits = arch.fit_power_laws(points, ["variant"], n0, relative_sigma=0.001, n_samples=8)
+    params = arch.law_parameters(fits).set_index("variant")
+    assert params.loc["EncDec", "alpha"] == pytest.approx(0.4, rel=1e-3)
+    assert params.loc["EncDec", "beta"] == pytest.approx(0.8, rel=1e-3)
+    assert params.loc["CausalLM + Deep", "L_inf"] == pytest.approx(2.3, rel=1e-3)
+    assert (params["alpha_lower"] <= params["alpha"]).all() and (
+        params["alpha"] <= params["alpha_upper"]
+    ).all()
+    assert (params["alpha_gt_0"] == 1.0).all()
+    curves = arch.law_curves(fits, n_points=5)
+    assert len(curves) == 10 and curves["N"].min() == 1000.0
+    point_only = arch.law_parameters(arch.fit_power_laws(points, ["variant"], n0, 0.001))
+    assert point_only["alpha_lower"].isna().all()
+    with pytest.raises(ValueError, match="3 parameters"):
+        arch.fit_power_laws(points.iloc[:2], ["variant"], n0, 0.001)
+
+
+def test_table3_takes_supervised_deltas_against_encdec():
+    rows = []
+    for variant, supervised, zero_shot_off in (("EncDec", 10.0, 0.5), ("PrefixLM + Deep", 9.0, 0.2)):
+        for direction, kind, bleu in (
+            ("en-de", "en-xx", supervised),
+            ("de-en", "xx-en", supervised + 2),
+            ("de-fr", "zero-shot", 1.0),
+        ):
+            rows.append(
+                {
+                    "variant": variant,
+                    "size": 1,
+                    "kind": kind,
+                    "direction": direction,
+                    "bleu": bleu,
+                    "loss": 3.0,
+                }
+                | {"off_target_rate": zero_shot_off if kind == "zero-shot" else 0.0}
+            )
+    table = arch.table3(pd.DataFrame(rows)).set_index("variant")
+    assert table.loc["EncDec", "En->XX BLEU"] == 10.0 and table.loc["EncDec", "XX->En BLEU"] == 12.0
+    assert table.loc["PrefixLM + Deep", "En->XX BLEU"] == pytest.approx(-1.0)
+    assert table.loc["PrefixLM + Deep", "zero-shot ACC"] == pytest.approx(80.0)
+    assert table.loc["EncDec", "zero-shot ACC"] == pytest.approx(50.0)
+    assert arch.direction_kind("fr-en", ["en-fr", "fr-en"]) == "xx-en"
+    assert arch.direction_kind("de-fr", ["en-fr", "de-en"]) == "zero-shot"
+    with pytest.raises(ValueError, match="EncDec"):
+        arch.table3(pd.DataFrame(rows[3:]))
+
+
+def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # noqa: F811
+    cfg = from_dict(user_run(store, steps=4))
+    summary = runs.run(cfg)
+    directory = runs.run_dir(cfg)
+    pairs = [tuple(line.split("\t")) for line in (store / "test.tsv").read_text().splitlines()]
+    edges = arch.length_edges([src for src, _ in pairs])
+    request = arch.EvalRequest({"en-de/toy": pairs}, edges, decode_sentences=5, max_tokens=512)
+    result = arch.evaluate_stored(directory, request)
+    buckets = pd.DataFrame(result["buckets"])
+    assert set(buckets["bucket"]) <= set(arch.LENGTH_BUCKETS) and buckets["sentences"].sum() == len(pairs)
+    pooled = (buckets["loss"] * buckets["tokens"]).sum() / buckets["tokens"].sum()
+    assert pooled == pytest.approx(summary.final_loss["en-de/toy"], rel=1e-4)  # the final model's own loss
+    (translation,) = result["translation"]
+    assert translation["sentences"] == 5 and 0 <= translation["off_target_rate"] <= 1
+    monkeypatch.setattr(arch, "load_trained_model", lambda *a: pytest.fail("a cached evaluation ran again"))
+    assert arch.evaluate_stored(directory, request) == result
+    plan = [arch.PlannedModel("encdec", 2, "toy", cfg)]
+    bucket_rows, translation_rows = arch.stored_table(plan, [result])
+    assert set(bucket_rows["variant"]) == {"EncDec"} and len(translation_rows) == 1
+    with pytest.raises(ConfigurationError, match="knows directions"):
+        arch.evaluate_stored(directory, arch.EvalRequest({"de-fr/toy": pairs}, edges, 0))
+    with pytest.raises(ConfigurationError, match="not finished"):
+        arch.evaluate_stored(store, request)
+
+
+def synthetic_results():
+    """Tables shaped like the chapter's, where the paper's claims hold by construction."""
+    offsets = {
+        arch.ENCDEC: lambda s: 0.0,
+        arch.PREFIX_DEEP: lambda s: 0.005,
+        arch.PREFIX_WIDE: lambda s: 0.1,
+        arch.TOPONLY_DEEP: lambda s: -0.05 if s == 1 else 0.005,
+        arch.CAUSAL_DEEP: lambda s: 0.3 / s,
+        arch.TGTONLY_DEEP: lambda s: 0.1 / s,
+    }
+    table = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "size": s,
+                "test_set": t,
+                "loss": 4.0 - 0.1 * s + off(s) + (0.2 if t == "ding" else 0),
+            }
+            for v, off in offsets.items()
+            for s in (1, 2, 3)
+            for t in ("l10n", "ding")
+        ]
+    )
+    exponents = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "setting": setting,
+                "alpha": 0.3 + 0.01 * i,
+                "alpha_lower": 0.28,
+                "alpha_upper": 0.33,
+            }
+            for v in offsets
+            for i, setting in enumerate(("source-original", "target-original", *arch.LENGTH_BUCKETS))
+        ]
+    )
+    settings = pd.DataFrame(
+        [
+            {"variant": v, "size": s, "setting": setting, "loss": loss}
+            for v in offsets
+            for s in (1, 2, 3)
+            for setting, loss in (
+                ("source-original", 3.0),
+                ("target-original", 3.5),
+                ("short", 3.2),
+                ("medium", 3.0),
+                ("long", 3.3),
+            )
+        ]
+    )
+    compute = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "size": s,
+                "train_flops_per_token": s * (1.0 if v == arch.ENCDEC else 1.5),
+                "inference_flops_per_token": s * (0.3 if v == arch.ENCDEC else 0.5),
+                "tokens_per_s": 1000.0 if v == arch.ENCDEC else 600.0,
+            }
+            for v in offsets
+            for s in (1, 2, 3)
+        ]
+    )
+    ml = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "size": s,
+                "kind": kind,
+                "loss": loss + (0.1 if v != arch.ENCDEC else 0),
+                "bleu": 1.0,
+            }
+            | {"off_target_rate": {arch.ENCDEC: 0.6, arch.PREFIX_DEEP: 0.3, arch.CAUSAL_DEEP: 0.7}[v]}
+            for v in (arch.ENCDEC, arch.PREFIX_DEEP, arch.CAUSAL_DEEP)
+            for s in (1, 2)
+            for kind, loss in (("en-xx", 4.0), ("xx-en", 3.8), ("zero-shot", 5.0))
+        ]
+    )
+    transfer = pd.DataFrame(
+        [
+            {
+                "group": g,
+                "variant": v,
+                "loss": {arch.ENCDEC: 4.0, arch.PREFIX_DEEP: 4.1, arch.CAUSAL_DEEP: 4.5}[v],
+            }
+            for g in ("De + Fr", "De + Zh")
+            for v in (arch.ENCDEC, arch.PREFIX_DEEP, arch.CAUSAL_DEEP)
+        ]
+    )
+    return table, exponents, settings, compute, ml, transfer
+
+
+def test_claims_reproduce_where_the_synthetic_results_say_so():
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    verdicts = arch.claims(table, 0.02, exponents, settings, compute, ml, transfer).set_index("claim")[
+        "verdict"
+    ]
+    assert len(verdicts) == 16
+    assert (verdicts == "reproduced").all(), verdicts[verdicts != "reproduced"]
+
+
+def test_claims_say_when_differences_are_noise_or_contrary():
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    flat = table.assign(loss=4.0)
+    exponents = exponents.assign(alpha_lower=0.0, alpha_upper=2.0)
+    transfer.loc[transfer["variant"] == arch.PREFIX_DEEP, "loss"] = 3.0
+    result = arch.claims(flat, 0.02, exponents, settings, compute, ml, transfer).set_index("claim")["verdict"]
+    assert result["CausalLM is behind EncDec"] == "within noise"
+    assert result["The gap to EncDec narrows as models grow (Fig. 2)"] == "within noise"
+    assert result["Exponents are stable across evaluation settings (Fig. 3)"].startswith("inconclusive")
+    assert result[
+        "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)"
+    ] == ("not reproduced")
+    without_wide = table[table["variant"] != arch.PREFIX_WIDE]
+    result = arch.claims(without_wide, 0.02, exponents, settings, compute, ml, transfer)
+    assert result.set_index("claim").loc["LM + Deep is ahead of LM + Wide", "verdict"] == "not run"

@@ -187,6 +187,13 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # n
     monkeypatch.setattr(arch, "load_trained_model", lambda *a: pytest.fail("a cached evaluation ran again"))
     assert arch.evaluate_stored(directory, request) == result
     plan = [arch.PlannedModel("encdec", 2, "toy", cfg)]
+    (row,) = arch.run_table(plan, [summary], store / "runs").to_dict("records")
+    assert row["test_set"] == "en-de/toy" and row["loss"] == summary.final_loss["en-de/toy"]
+    assert row["tokens_per_s"] > 0 and row["N"] == summary.n_params_non_embedding
+    with pytest.raises(ValueError, match="not the run"):
+        arch.run_table(
+            [arch.PlannedModel("encdec", 3, "toy", from_dict(user_run(store, steps=5)))], [summary], store
+        )
     bucket_rows, translation_rows = arch.stored_table(plan, [result])
     assert set(bucket_rows["variant"]) == {"EncDec"} and len(translation_rows) == 1
     with pytest.raises(ConfigurationError, match="knows directions"):

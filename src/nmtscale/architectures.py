@@ -41,6 +41,7 @@ from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops, training_flops_per_target_token
 from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig
+from nmtscale.sweeps import last_fraction_slope
 from nmtscale.tokenizer import Tokenizer
 from nmtscale.train import (
     METRICS_LOG,
@@ -202,15 +203,15 @@ def measured_tokens_per_second(run_directory: Path, skip_fraction: float = 0.1) 
 
 def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], root: Path) -> pd.DataFrame:
     """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n'), loss (final),
-    loss_half (the evaluation at half of training, when there is one), tokens, wall_time_s, tokens_per_s
-    (measured), train_flops_per_token (analytic, at the run's mean training lengths), status."""
+    slope (of the test loss over the second half of training, nats per doubling of the steps: about 0 once
+    the curve has flattened), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token (analytic,
+    at the run's mean training lengths), status."""
     if len(plan) != len(summaries):
         raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
     rows = []
     for p, s in zip(plan, summaries, strict=True):
         if s.run_id != config_hash(p.config):
             raise ValueError(f"summary {s.run_id} is not the run of {p.label} size {p.size}")
-        half = [c for c in s.curves if c["step"] == s.steps // 2]
         for key, loss in s.final_loss.items():
             rows.append(
                 {
@@ -224,7 +225,7 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], roo
                     "N": non_embedding_params(p.config.model),
                     "test_set": key,
                     "loss": loss if s.finished else math.nan,
-                    "loss_half": half[0]["test_loss"][key] if half else math.nan,
+                    "slope": last_fraction_slope(s.curves, key, fraction=0.5),
                     "tokens": sum(s.tokens_seen.values()),
                     "wall_time_s": s.wall_time_s,
                     "tokens_per_s": measured_tokens_per_second(Path(root) / s.run_id),

@@ -1,0 +1,170 @@
+"""Chapter 4's plan and analysis on synthetic losses drawn from the laws they should recover."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nmtscale import laws, multilingual
+from nmtscale.config import config_hash
+
+PARAMS = {
+    "seed": 0,
+    "cohorts": [
+        {"directions": ["en-de", "en-zh"], "weights": [0, 0.1, 0.5, 1]},
+        {"directions": ["en-de", "en-fr"], "weights": [0, 0.5, 1]},
+    ],
+    "sizes": [[8, 1], [16, 2]],
+    "head_dim": 8,
+    "ff_ratio": 4,
+    "three_pair_directions": ["en-de", "en-fr", "en-zh"],
+    "three_pair_weights": [[0.5, 0.25, 0.25]],
+    "three_pair_sizes": [[16, 2]],
+    "tokenizer_directions": ["en-de", "en-fr", "en-zh"],
+    "vocab_size": 500,
+    "character_coverage": 0.98,
+    "max_train_pairs": 100,
+    "max_test_pairs": 10,
+    "test_sets": ["l10n"],
+    "steps": 40,
+    "max_tokens": 256,
+    "warmup_steps": 4,
+    "optimizer": "adamw",
+    "lr": 0.005,
+    "dropout": 0.0,
+    "eval_points": 4,
+    "final_fraction": 0.25,
+    "decode": "none",
+    "max_decode_sentences": 5,
+}
+
+
+def test_plan_trains_single_directions_alone_and_shares_them_between_cohorts():
+    plan = multilingual.chapter_plan(PARAMS)
+    assert len(plan) == (4 + 3) * 2 + 1
+    by_key = {(r.cohort, r.p, r.size): r for r in plan}
+    alone = by_key[("en-{de,zh}", 1.0, "d8-1L")]
+    assert alone.directions == ("en-de",) and alone.config.data.weights is None
+    # the En->De model of both cohorts is one run
+    assert config_hash(alone.config) == config_hash(by_key[("en-{de,fr}", 1.0, "d8-1L")].config)
+    mixed = by_key[("en-{de,zh}", 0.1, "d16-2L")]
+    assert mixed.config.data.weights == [0.1, 0.9] and mixed.weights == (0.1, 0.9)
+    model = mixed.config.model
+    assert (model.d_model, model.n_heads, model.d_ff, model.enc_layers, model.dec_layers) == (16, 2, 64, 2, 2)
+    assert mixed.config.data.disjoint_sources and mixed.config.data.tokenizer_directions == [
+        "en-de",
+        "en-fr",
+        "en-zh",
+    ]
+    assert by_key[("en-{de,zh}", 0.0, "d8-1L")].directions == ("en-zh",)
+    three = [r for r in plan if len(r.cohort_directions) == 3]
+    assert [r.cohort for r in three] == ["en-{de,fr,zh}"] and three[0].weights == (0.5, 0.25, 0.25)
+    assert len({config_hash(r.config) for r in plan}) == len(plan) - 2  # En->De alone at both sizes shared
+
+
+def test_weights_must_be_shares():
+    base = multilingual.base_config(PARAMS)
+    with pytest.raises(ValueError, match="summing to 1"):
+        multilingual.mixture_runs(base, ["en-de", "en-zh"], [(0.5, 0.6)], [[8, 1]], 8, 4)
+    with pytest.raises(ValueError, match="multiple of the head width"):
+        multilingual.sized(base, 12, 1, 8, 4)
+
+
+def test_cohort_names():
+    assert multilingual.cohort_name(["en-de", "en-zh"]) == "en-{de,zh}"
+    assert multilingual.cohort_name(["de-en", "zh-en"]) == "{de,zh}-en"
+
+
+def test_convergence_correction_extrapolates_a_power_law_curve():
+    steps = np.arange(50, 401, 50)
+    curve = list(zip(steps, 2.0 * (steps / 400.0) ** -0.5 + 3.0, strict=True))
+    corrected = multilingual.corrected_loss(curve, 400, factor=2.5, start_fraction=0.25)
+    assert corrected == pytest.approx(2.0 * 2.5**-0.5 + 3.0, abs=1e-3)
+    assert np.isnan(multilingual.corrected_loss(curve[-3:], 400, 2.5, 0.25))  # too few points to fit
+
+
+SIZES = np.array([2_000.0, 8_000.0, 20_000.0, 60_000.0])
+N0 = 10_000.0
+
+
+def synthetic_table(fraction, alpha=0.3, beta=1.0, l_inf=2.0, weights=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0)):
+    """Rows of one cohort whose losses follow Eq. 11 exactly for the given f(p) of both directions."""
+    rows = []
+    for direction, own in (("en-de", lambda p: p), ("en-zh", lambda p: 1 - p)):
+        for p in (*weights, 0.0):
+            weight = own(p)
+            if weight <= 0:
+                continue
+            for n in SIZES:
+                loss = beta * (fraction(weight) * n / N0) ** -alpha + l_inf
+                rows.append(
+                    {
+                        "run_id": f"{p}-{n}",
+                        "cohort": "en-{de,zh}",
+                        "pairs": 2,
+                        "first": "en-de",
+                        "second": "en-zh",
+                        "p": p,
+                        "mixture": f"{p:g}/{1 - p:g}",
+                        "size": f"n{int(n)}",
+                        "N": n,
+                        "direction": direction,
+                        "weight": round(weight, 9),
+                        "test_set": "l10n",
+                        "loss": loss,
+                        "loss_corrected": loss,
+                        "chrf": 60 - 5 * loss,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_joint_law_recovers_the_effective_fraction_and_per_weight_alphas_are_flat():
+    table = synthetic_table(lambda p: p**0.5)
+    joints = multilingual.joint_fits(table, n0=N0, n_samples=5)
+    fractions = multilingual.effective_fractions(joints)
+    de = fractions[fractions["direction"] == "en-de"].set_index("p")["f"]
+    assert de.to_numpy() == pytest.approx(de.index.to_numpy() ** 0.5, rel=1e-3)
+    coefficients, curves = multilingual.per_weight_fits(table, n0=N0, n_samples=5)
+    alphas = coefficients[coefficients["parameter"] == "alpha"]["estimate"]
+    assert alphas.to_numpy() == pytest.approx(0.3, rel=1e-2)
+    flat = multilingual.flatness(coefficients).set_index(["direction", "parameter"])
+    assert flat.loc[("en-de", "beta"), "ratio"] > 1.3 > flat.loc[("en-de", "alpha"), "ratio"]
+    assert set(curves["weight"]) == set(table["weight"])
+    comparison = multilingual.joint_vs_per_weight(joints, n0=N0)
+    assert (comparison["eq7_coefficients"] < comparison["eq6_coefficients"]).all()
+    assert (comparison["eq7_r2"] > 99.9).all()
+
+
+def test_linear_f_hat_predicts_held_out_weights_and_the_frontier():
+    table = synthetic_table(lambda p: laws.f_hat_linear(p, 0.6))
+    fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
+    errors = multilingual.held_out_errors(fits).set_index(["direction", "form"])
+    assert errors.loc[("en-de", "linear"), "c1"] == pytest.approx(0.6, rel=1e-3)
+    assert errors.loc[("en-de", "linear"), "held_out_max_error"] < 1e-4
+    assert (errors["held_out_points"] == 3 * len(SIZES)).all()  # weights 0.3, 0.5, 0.7
+    predicted, measured = multilingual.frontiers(fits, table)
+    linear = predicted[(predicted["form"] == "linear") & np.isclose(predicted["p"], 0.5)]
+    points = measured[np.isclose(measured["p"], 0.5)]
+    merged = linear.merge(points, on=["N", "p"], suffixes=("_predicted", ""))
+    assert merged["first_predicted"].to_numpy() == pytest.approx(merged["first"].to_numpy(), abs=1e-4)
+    assert merged["second_predicted"].to_numpy() == pytest.approx(merged["second"].to_numpy(), abs=1e-4)
+
+
+def test_three_pair_models_are_predicted_from_their_own_weight():
+    fraction = lambda p: laws.f_hat_linear(p, 0.6)  # noqa: E731
+    table = synthetic_table(fraction)
+    loss = 1.0 * (fraction(0.5) * 8_000 / N0) ** -0.3 + 2.0
+    three = table.iloc[:1].assign(
+        pairs=3, direction="en-de", weight=0.5, N=8_000.0, loss=loss, mixture="0.5/0.25/0.25"
+    )
+    fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
+    predictions = multilingual.three_pair_predictions(pd.concat([table, three]), fits, form="linear")
+    assert list(predictions["source"]) == ["en-{de,zh}"]
+    assert abs(predictions["error"].iloc[0]) < 1e-4
+
+
+def test_weighted_fits_need_the_single_direction_model():
+    with pytest.raises(ValueError, match="must include 1"):
+        multilingual.weighted_fits(synthetic_table(lambda p: p), [0.1, 0.9])

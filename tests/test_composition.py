@@ -291,12 +291,17 @@ def test_bleu_laws_fit_per_group_and_compare_at_equal_loss():
     assert len(points) == 9 and set(points["originality"]) == {"target-original"}
     fits = composition.bleu_fits(points, ["approach"]).set_index("approach")
     assert fits.loc["encoder", "p_B"] == pytest.approx(2.0) and fits.loc["encoder", "holds"]
-    assert fits.loc["decoder", "zero_bleu"] == 1 and fits.loc["decoder", "c_B"] == pytest.approx(50)
+    assert fits.loc["decoder", "zero_score"] == 1 and fits.loc["decoder", "c_B"] == pytest.approx(50)
     few = composition.bleu_fits(points[points["step"] < 3], ["approach"])
     assert few["p_B"].isna().all() and not few["holds"].any()
     cmp = composition.equal_loss_comparison(points).iloc[0]
     assert cmp["loss"] == pytest.approx(4.0)
     assert cmp["bleu_encoder"] == pytest.approx(100 / 16) and cmp["difference"] == pytest.approx(50 / 16)
+    chrf = composition.bleu_fits(points, ["approach"], metric="chrf").set_index("approach")
+    assert chrf.loc["encoder", "c_B"] == pytest.approx(200)  # chrF is 2 x BLEU in these points
+    assert composition.equal_loss_comparison(points, metric="chrf").iloc[0]["chrf_encoder"] == pytest.approx(
+        200 / 16
+    )
 
 
 def test_size_trend_slope_per_doubling():

@@ -425,20 +425,21 @@ def quality_points(meta: Sequence[Mapping], summaries: Sequence[RunSummary]) -> 
 
 
 def bleu_fits(
-    points: pd.DataFrame, by: Sequence[str], level: float = 0.95, min_r2: float = 0.5
+    points: pd.DataFrame, by: Sequence[str], level: float = 0.95, min_r2: float = 0.5, metric: str = "bleu"
 ) -> pd.DataFrame:
-    """Eq. 5, BLEU = c_B L^-p_B, fitted to the points of every group of `by` (`fitting.fit_bleu_vs_loss`).
+    """Eq. 5, BLEU = c_B L^-p_B, fitted to the points of every group of `by` (`fitting.fit_bleu_vs_loss`);
+    `metric` "chrf" fits the same form to chrF.
 
-    Points with BLEU 0 cannot enter a log-log fit and are counted in `zero_bleu`. The law is said to hold
+    Points scoring 0 cannot enter a log-log fit and are counted in `zero_score`. The law is said to hold
     where R^2 >= `min_r2` and p_B's interval excludes zero; groups with fewer than 3 usable points get NaN.
     """
     rows = []
     for keys, group in points.groupby(list(by), sort=False):
-        usable = group[group["bleu"] > 0]
+        usable = group[group[metric] > 0]
         row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,), strict=True))
-        row |= {"points": len(usable), "zero_bleu": len(group) - len(usable)}
+        row |= {"points": len(usable), "zero_score": len(group) - len(usable)}
         if len(usable) >= 3 and usable["loss"].nunique() >= 2:
-            fit = fitting.fit_bleu_vs_loss(usable["loss"], usable["bleu"])
+            fit = fitting.fit_bleu_vs_loss(usable["loss"], usable[metric])
             coef = fit.coefficients(level).set_index("parameter")
             r2 = float(fit.result.rsquared)
             row |= {
@@ -465,15 +466,19 @@ def bleu_fits(
 
 
 def equal_loss_comparison(
-    points: pd.DataFrame, first: str = "encoder", second: str = "decoder", level: float = 0.95
+    points: pd.DataFrame,
+    first: str = "encoder",
+    second: str = "decoder",
+    level: float = 0.95,
+    metric: str = "bleu",
 ) -> pd.DataFrame:
-    """Per direction and test set: BLEU predicted by Eq. 5 fitted to the `first` and to the `second`
-    scaling approach at one common loss (the middle of the loss range both cover), with confidence bands
-    (Ghorbani: encoder-scaled models translate better at equal loss). Rows without a common range or
-    without enough non-zero BLEU points are left out."""
+    """Per direction and test set: BLEU (or `metric`) predicted by Eq. 5 fitted to the `first` and to the
+    `second` scaling approach at one common loss (the middle of the loss range both cover), with confidence
+    bands (Ghorbani: encoder-scaled models translate better at equal loss). Rows without a common range or
+    without enough non-zero scores are left out."""
     rows = []
     for (direction, test_set), group in points.groupby(["direction", "test_set"], sort=False):
-        parts = {a: group[(group["approach"] == a) & (group["bleu"] > 0)] for a in (first, second)}
+        parts = {a: group[(group["approach"] == a) & (group[metric] > 0)] for a in (first, second)}
         if any(len(p) < 3 or p["loss"].nunique() < 2 for p in parts.values()):
             continue
         low = max(p["loss"].min() for p in parts.values())
@@ -483,13 +488,13 @@ def equal_loss_comparison(
         at = (low + high) / 2
         row = {"direction": direction, "test_set": test_set, "loss": at}
         for name, part in parts.items():
-            pred = fitting.fit_bleu_vs_loss(part["loss"], part["bleu"]).predict([at], level).iloc[0]
+            pred = fitting.fit_bleu_vs_loss(part["loss"], part[metric]).predict([at], level).iloc[0]
             row |= {
-                f"bleu_{name}": pred["bleu"],
+                f"{metric}_{name}": pred["bleu"],
                 f"{name}_lower": pred["lower"],
                 f"{name}_upper": pred["upper"],
             }
-        row["difference"] = row[f"bleu_{first}"] - row[f"bleu_{second}"]
+        row["difference"] = row[f"{metric}_{first}"] - row[f"{metric}_{second}"]
         row["bands_overlap"] = bool(
             row[f"{first}_lower"] <= row[f"{second}_upper"]
             and row[f"{second}_lower"] <= row[f"{first}_upper"]
@@ -546,21 +551,27 @@ def embedding_similarity(hypotheses: Sequence[str], references: Sequence[str]) -
     are unit length); an empty hypothesis scores 0."""
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    encoder = sentence_encoder()
     scores = np.zeros(len(hypotheses))
     keep = [i for i, text in enumerate(hypotheses) if text.strip()]
     if keep:
-        hyp = encoder.encode([hypotheses[i] for i in keep])
-        ref = encoder.encode([references[i] for i in keep])
-        scores[keep] = np.sum(np.asarray(hyp) * np.asarray(ref), axis=1)
+        hyp = _embed(tuple(hypotheses[i] for i in keep))
+        ref = _embed(tuple(references[i] for i in keep))
+        scores[keep] = np.sum(hyp * ref, axis=1)
     return scores
+
+
+@functools.lru_cache(maxsize=64)
+def _embed(texts: tuple[str, ...]) -> np.ndarray:
+    """Embeddings of `texts`; cached, since every model's hypotheses are compared with the same references."""
+    return np.asarray(sentence_encoder().encode(list(texts)))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # The chapter's verdicts
 
 
-def _ranges(values: pd.Series, digits: int = 3) -> str:
+def value_range(values: pd.Series, digits: int = 3) -> str:
+    """'low to high' of the values (one value if they are equal, 'none' if there are none), for prose."""
     values = values.dropna()
     if values.empty:
         return "none"
@@ -568,7 +579,16 @@ def _ranges(values: pd.Series, digits: int = 3) -> str:
     return f"{low:.{digits}g}" if low == high else f"{low:.{digits}g} to {high:.{digits}g}"
 
 
-def _significant(frame: pd.DataFrame, prefix: str = "slope") -> pd.Series:
+def rank_agreement(
+    quality: pd.DataFrame, first: str = "bleu", second: str = "embedding_similarity"
+) -> pd.Series:
+    """Per originality: Spearman rank correlation of two quality scores over the rows (models, test sets)."""
+    return quality.groupby("originality").apply(
+        lambda g: g[first].corr(g[second], method="spearman"), include_groups=False
+    )
+
+
+def significant(frame: pd.DataFrame, prefix: str = "slope") -> pd.Series:
     """Rows whose interval excludes zero."""
     return (frame[f"{prefix}_upper"] < 0) | (frame[f"{prefix}_lower"] > 0)
 
@@ -600,13 +620,13 @@ def claims(
 
     # A1: reducible loss vanishes fast on source-original, slowly on target-original test sets.
     by_origin = {o: g for o, g in slopes.groupby("originality")}
-    sig = slopes[_significant(slopes)]
+    sig = slopes[significant(slopes)]
     k = comp.groupby("originality")["multiplier"]
     measured = (
         f"scale-up to reach {threshold:.3f} nats: "
-        + "; ".join(f"{o} {_ranges(v)}" for o, v in k)
+        + "; ".join(f"{o} {value_range(v)}" for o, v in k)
         + ". Loss slope per doubling of N: "
-        + "; ".join(f"{o} {_ranges(g['slope'])}" for o, g in by_origin.items())
+        + "; ".join(f"{o} {value_range(g['slope'])}" for o, g in by_origin.items())
         + f"; {len(sig)} of {len(slopes)} test sets with a slope whose 95% interval excludes 0"
     )
     if sig.empty:
@@ -726,8 +746,8 @@ def claims(
     # C2: BLEU keeps rising with size on target-original data, stalls on source-original data.
     rising = {o: g for o, g in trend.dropna(subset=["slope"]).groupby("originality")}
     measured = "; ".join(
-        f"{o}: BLEU per doubling of N {_ranges(g['slope'])} ({int((g['slope_lower'] > 0).sum())} of {len(g)} "
-        "significantly positive)"
+        f"{o}: BLEU per doubling of N {value_range(g['slope'])} "
+        f"({int((g['slope_lower'] > 0).sum())} of {len(g)} significantly positive)"
         for o, g in rising.items()
     )
     tgt = rising.get("target-original")
@@ -770,10 +790,7 @@ def claims(
     )
 
     # C4: a learned metric mirrors BLEU.
-    by = quality.groupby("originality")
-    rho = by.apply(
-        lambda g: g["bleu"].corr(g["embedding_similarity"], method="spearman"), include_groups=False
-    )
+    rho = rank_agreement(quality)
     add(
         "A learned metric (paper: BLEURT; here: sentence-embedding similarity) mirrors BLEU",
         "Spearman correlation with BLEU over final models and test sets: "

@@ -365,22 +365,20 @@ def claim_inputs(size_effect: bool) -> dict:
         ]
     )
     comp = slopes.assign(multiplier=np.where(slopes["originality"] == "source-original", 2.5, 11.0))
-    best = pd.DataFrame(
+    # (series, losses at widths 8, 16, 32 of 4k, 15k, 60k parameters): the small teacher (15k) has students
+    # that stop improving past its size, the large teacher's keep improving; forward students are flat.
+    curves = {
+        "natural": (2.0, 1.9, 1.8),
+        "forward": (3.0, 2.999, 2.998),
+        "bt-small": (2.2, 2.1, 2.1005),
+        "bt-large": (2.2, 2.1, 2.0),
+    }
+    students = pd.DataFrame(
         [
-            {
-                "series": s,
-                "test_set": t,
-                "best_width": w,
-                "still_improving": w == 32,
-                "gain_smallest_to_best": g,
-            }
+            {"series": s, "test_set": t, "width": w, "N": n, "loss": loss}
             for t in ("l10n", "story", "ding")
-            for s, w, g in (
-                ("natural", 32, 0.1),
-                ("forward", 8, 0.0),
-                ("bt-small", 8, 0.02),
-                ("bt-large", 16, 0.05),
-            )
+            for s, losses in curves.items()
+            for w, n, loss in zip((8, 16, 32), (4_000, 15_000, 60_000), losses, strict=True)
         ]
     )
     fits = pd.DataFrame(
@@ -422,12 +420,18 @@ def claim_inputs(size_effect: bool) -> dict:
         "comp": comp,
         "slopes": slopes,
         "decomposition": composition.originality_decomposition(slopes, "slope"),
-        "best": best,
-        "back_teachers": {"bt-small": 16, "bt-large": 64},
+        "students": students,
+        "back_teachers": {"bt-small": 15_000, "bt-large": 60_000},
+        "noise": 0.01,
         "fits": fits,
         "trend": trend,
         "equal_loss": equal_loss,
-        "quality": quality,
+        "quality": quality.assign(
+            bleu=quality["bleu"] * (10 if size_effect else 0.1), direction="en-de", test_set="ding"
+        ),
+        "chance": pd.DataFrame(
+            {"direction": ["en-de"], "test_set": ["ding"], "chance_bleu": [1.0], "chance_similarity": [0.05]}
+        ),
     }
 
 
@@ -436,14 +440,29 @@ def test_claims_apply_their_rules():
     assert verdicts == [
         "reproduced",  # target-original gains more per doubling in both directions
         "reproduced",  # the ding gap flips with the direction: originality
-        "reproduced",  # back-translation students stop before the widest
-        "reproduced",  # forward students gain less than natural ones
-        "supported",  # the small teacher's students stop earlier
+        "reproduced",  # the small teacher's students stop before the widest (half the cases)
+        "reproduced",  # forward students gain no more than the noise
+        "supported",  # past its teacher's size no series gains more than the noise
         "reproduced",
         "reproduced",
         "reproduced",
         "not reproduced",  # the embedding score runs against BLEU on source-original data
     ]
     flat = composition.claims(**claim_inputs(size_effect=False))
+    # no size effect in part A, and no model beats an unrelated reference's BLEU in part C
     assert flat["verdict"].tolist()[:2] == ["not testable at this scale"] * 2
+    assert flat["verdict"].tolist()[5:] == ["not testable at this scale"] * 4
     assert set(flat.columns) == {"claim", "measured", "verdict", "rule"}
+
+
+def test_capacity_claim_is_not_supported_when_students_beyond_the_teacher_keep_improving():
+    inputs = claim_inputs(size_effect=True)
+    students = inputs["students"]
+    small_wide = (students["series"] == "bt-small") & (students["width"] == 32)
+    inputs["students"] = students.assign(loss=students["loss"].where(~small_wide, 2.0))
+    row = composition.claims(**inputs).iloc[4]
+    assert row["verdict"] == "not supported" and "from N 15,000 to 60,000 the loss falls" in row["measured"]
+
+
+def test_unrelated_pairs_each_reference_with_a_distant_one():
+    assert composition.unrelated(["a", "b", "c", "d", "e"]) == ["c", "d", "e", "a", "b"]

@@ -66,19 +66,26 @@ max_eval_sentences = None  # evaluate the stored models on the first sentences o
 decode_sentences = 200  # sentences of each test set translated (greedy) for BLEU
 n_perturbations = 100  # refits for the uncertainty of the Eq. 7 parameters
 # Multilingual many-to-many models (Sec. 6): directions, zero-shot directions, sampling, budget.
-ml_directions = ["en-de", "de-en", "en-fr", "fr-en", "en-zh", "zh-en"]
-ml_eval_directions = ["de-fr", "fr-de", "de-zh", "zh-de", "fr-zh", "zh-fr"]
+ml_directions = ["en-de", "de-en", "en-fr", "fr-en"]
+ml_eval_directions = ["de-fr", "fr-de"]
 ml_test_sets = ["l10n", "story"]
 ml_max_test_pairs = 500  # a fixed random subset of each test set in every direction (None: all)
+ml_max_train_pairs = 40000  # per direction; more than the updates reach, and a quicker vocabulary
 ml_vocab_size = 2000
-ml_character_coverage = 0.995
+ml_character_coverage = 0.9995
 ml_temperature = 5.0
-ml_steps = 600
+ml_steps = 800
 ml_decode_sentences = 100
 ml_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
-# Low-resource transfer (Fig. 6): En<->De at a small share of training next to En<->Fr or En<->Zh.
+# The vocabulary check behind leaving Chinese out at small vocabularies: En<->{De, Fr, Zh} directions.
+zh_check_directions = ["en-de", "de-en", "en-fr", "fr-en", "en-zh", "zh-en"]
+zh_check_vocab_size = 2000
+zh_check_coverage = 0.995
+zh_check_max_train_pairs = None
+# Low-resource transfer (Fig. 6): De->En at a small share of training next to Fr->En or Zh->En.
 transfer_helpers = ["fr", "zh"]
 transfer_de_share = 0.1
+transfer_character_coverage = 0.995
 transfer_variants = {"encdec": [1], "prefixlm+deep": [1], "causallm+deep": [1]}
 
 # %%
@@ -93,6 +100,7 @@ from IPython.display import Markdown, display
 from nmtscale import architectures as arch
 from nmtscale import charts, corpus, runs
 from nmtscale.config import from_dict, override
+from nmtscale.data import prepare_data
 from nmtscale.tokenizer import Tokenizer
 
 charts.enable_book_renderer()
@@ -383,11 +391,34 @@ compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
 # %% [markdown]
 # ## B. Multilingual many-to-many models and zero-shot translation (Sec. 6, Table 3)
 #
-# One model per architecture and size translates English to and from German, French and Chinese; a tag
-# `<2xx>` on the source names the target language and directions are sampled with temperature
-# `ml_temperature` over their sizes. German↔French, German↔Chinese and French↔Chinese are never trained on
-# (zero-shot) and are evaluated on the four-way test sets. Off-target rate: the share of translations
-# whose language (offline identification, `nmtscale.langid`) is not the requested one.
+# One model per architecture and size translates English to and from German and French; a tag `<2xx>` on
+# the source names the target language and directions are sampled with temperature `ml_temperature` over
+# their sizes. German↔French is never trained on (zero-shot) and is evaluated on the four-way test sets.
+# Off-target rate: the share of translations whose language (offline identification, `nmtscale.langid`)
+# is not the requested one.
+#
+# **Why no Chinese here.** The paper's third language is Chinese. A vocabulary of a few thousand pieces,
+# which the CPU budget needs (the softmax dominates a width-16 model), cannot hold the Chinese characters:
+# the share of Chinese test tokens that are unknown when English, German, French and Chinese share
+# `zh_check_vocab_size` pieces is measured below. A first attempt at this chapter's cpu scale with Chinese
+# among the six directions produced models that, after 600 updates, emitted only the unknown token in every
+# direction, the most frequent target piece; it was stopped and is not shown. The `gpu` scale keeps Chinese,
+# with an 8000-piece vocabulary.
+
+# %%
+zh_check = from_dict(
+    {
+        "data": {
+            "directions": zh_check_directions,
+            "test_sets": ["l10n"],
+            "vocab_size": zh_check_vocab_size,
+            "character_coverage": zh_check_coverage,
+            "max_train_pairs": zh_check_max_train_pairs,
+        }
+    }
+)
+zh_unknown = arch.unknown_share(prepare_data(zh_check.data, runs.cache_root()), "zh")
+print(f"unknown tokens among the Chinese l10n test references: {zh_unknown:.1%}")
 
 # %%
 ml_base = override(
@@ -397,12 +428,13 @@ ml_base = override(
         "data.eval_directions": ml_eval_directions,
         "data.test_sets": ml_test_sets,
         "data.max_test_pairs": ml_max_test_pairs,
+        "data.max_train_pairs": ml_max_train_pairs,
         "data.vocab_size": ml_vocab_size,
         "data.character_coverage": ml_character_coverage,
         "data.temperature": ml_temperature,
         "train.steps": ml_steps,
-        "train.checkpoint_interval": ml_steps,
-        "eval.interval": ml_steps,
+        "train.checkpoint_interval": ml_steps // eval_points,
+        "eval.interval": ml_steps // eval_points,
         "eval.decode": "greedy",
         "eval.max_decode_sentences": ml_decode_sentences,
     },
@@ -411,20 +443,22 @@ ml_plan = [
     p for v, sizes in ml_variants.items() for p in arch.architecture_plan(ml_base, sizes, [v], "many-to-many")
 ]
 
-# Low-resource transfer (Fig. 6): En<->De gets `transfer_de_share` of the updates, the helper pair the rest.
-# At this budget no sentence pair is seen twice, so a small share of updates is a small training set.
-# All transfer runs share the multilingual vocabulary (tokenizer_directions), so their losses compare.
+# Low-resource transfer (Fig. 6): De->En gets `transfer_de_share` of the updates, Fr->En or Zh->En the rest.
+# At this budget no sentence pair is seen twice, so a small share of updates is a small training set. Chinese
+# is on the source side only, where unknown pieces do not become outputs; one vocabulary over German, French,
+# Chinese and English serves both helpers (tokenizer_directions), so their German losses compare.
 transfer_plan = []
 for helper in transfer_helpers:
-    share = transfer_de_share / 2
     helper_base = override(
         ml_base,
         {
-            "data.directions": ["en-de", "de-en", f"en-{helper}", f"{helper}-en"],
+            "data.directions": ["de-en", f"{helper}-en"],
             "data.eval_directions": [],
+            "data.test_sets": ["l10n"],
             "data.temperature": None,
-            "data.weights": [share, share, 0.5 - share, 0.5 - share],
-            "data.tokenizer_directions": ml_directions,
+            "data.weights": [transfer_de_share, 1 - transfer_de_share],
+            "data.character_coverage": transfer_character_coverage,
+            "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *transfer_helpers]],
         },
     )
     for v, sizes in transfer_variants.items():
@@ -467,13 +501,13 @@ alt.hconcat(
 # %% [markdown]
 # ### Low-resource transfer (Fig. 6)
 #
-# German is the small pair; the other half of the models' training is French (a similar language) or
-# Chinese (a distant one). Scores on the En→De and De→En `l10n` test sets.
+# German→English is the small pair; the rest of the models' training is French→English (a similar
+# language) or Chinese→English (a distant one). Scores on the De→En `l10n` test set.
 
 # %%
 transfer = arch.translation_table(transfer_plan, transfer_summaries)
-transfer = transfer[transfer["direction"].isin(["en-de", "de-en"])]
-transfer.pivot_table(index=["direction", "variant"], columns="group", values=["loss", "bleu"])
+transfer = transfer[transfer["direction"] == "de-en"]
+transfer.pivot_table(index="variant", columns="group", values=["loss", "bleu", "chrf"])
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

@@ -12,10 +12,13 @@ from test_runs import store, user_run  # noqa: F401  (store is a fixture)
 
 from nmtscale import architectures as arch
 from nmtscale import laws, runs
+from nmtscale.batching import Example
 from nmtscale.config import from_dict
+from nmtscale.data import ExperimentData, TestSet
 from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops
 from nmtscale.model import ModelConfig
+from nmtscale.tokenizer import UNK
 
 BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
 
@@ -318,3 +321,15 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     without_wide = table[table["variant"] != arch.PREFIX_WIDE]
     result = arch.claims(without_wide, 0.02, exponents, settings, compute, ml, transfer)
     assert result.set_index("claim").loc["LM + Deep is ahead of LM + Wide", "verdict"] == "not run"
+
+
+def test_unknown_share_counts_unknown_reference_pieces():
+    def test_set(direction, targets):
+        return TestSet("t", direction, [Example([5], tgt) for tgt in targets], [], [])
+
+    data = ExperimentData(
+        None, ["en-zh"], [], [test_set("en-zh", [[UNK, 5, 6], [UNK]]), test_set("en-de", [[UNK]])], True
+    )
+    assert arch.unknown_share(data, "zh") == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="'fr'"):
+        arch.unknown_share(data, "fr")

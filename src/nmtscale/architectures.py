@@ -36,13 +36,13 @@ import torch
 from nmtscale import fitting, laws, uncertainty
 from nmtscale.config import RunConfig, config_hash, override
 from nmtscale.counting import lm_deep_config, lm_wide_config, parameter_counts
-from nmtscale.data import encode_pairs, split_direction, uses_target_tags
+from nmtscale.data import ExperimentData, encode_pairs, split_direction, uses_target_tags
 from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops, training_flops_per_target_token
 from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig
 from nmtscale.sweeps import last_fraction_slope
-from nmtscale.tokenizer import Tokenizer
+from nmtscale.tokenizer import UNK, Tokenizer
 from nmtscale.train import (
     METRICS_LOG,
     RunSummary,
@@ -485,6 +485,14 @@ def law_curves(fits: Sequence[LawFit], n_points: int = 40) -> pd.DataFrame:
 # Multilingual and zero-shot (Sec. 6, Table 3)
 
 
+def unknown_share(data: ExperimentData, lang: str) -> float:
+    """The share of unknown pieces among the reference tokens of the run's test sets into `lang`."""
+    targets = [e.tgt for t in data.test_sets if t.target_lang == lang for e in t.examples]
+    if not targets:
+        raise ValueError(f"no test set translates into {lang!r}")
+    return sum(token == UNK for tgt in targets for token in tgt) / sum(map(len, targets))
+
+
 def direction_kind(direction: str, trained: Sequence[str]) -> str:
     """'en-xx' or 'xx-en' for a trained direction, 'zero-shot' for one the run never trained on."""
     if direction not in trained:
@@ -603,7 +611,7 @@ def claims(
     table: `run_table` rows of the bilingual runs (variant, size, test_set, loss); noise: the threshold a
     loss difference must exceed (twice the seed standard deviation); exponents: `law_parameters` of the
     Fig. 3 settings; settings: `evaluation_settings`; compute: `flops_table` joined with measured
-    tokens_per_s; multilingual, transfer: `translation_table` rows (transfer restricted to En<->De).
+    tokens_per_s; multilingual, transfer: `translation_table` rows (transfer: the low-resource direction's).
     """
     rows = []
 
@@ -775,5 +783,5 @@ def _transfer_claims(transfer: pd.DataFrame, add) -> None:
         "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)",
         "; ".join(texts),
         "reproduced" if all(verdicts) else "not reproduced",
-        "EncDec has the lowest En<->De loss with either helper language",
+        "EncDec has the lowest loss on the low-resource German direction with either helper language",
     )

@@ -14,7 +14,8 @@ from nmtscale import architectures as arch
 from nmtscale import laws, runs
 from nmtscale.batching import Example
 from nmtscale.config import from_dict
-from nmtscale.data import ExperimentData, TestSet
+from nmtscale.data import ExperimentData
+from nmtscale.data import TestSet as DataTestSet
 from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops
 from nmtscale.model import ModelConfig
@@ -325,7 +326,7 @@ def test_claims_say_when_differences_are_noise_or_contrary():
 
 def test_unknown_share_counts_unknown_reference_pieces():
     def test_set(direction, targets):
-        return TestSet("t", direction, [Example([5], tgt) for tgt in targets], [], [])
+        return DataTestSet("t", direction, [Example([5], tgt) for tgt in targets], [], [])
 
     data = ExperimentData(
         None, ["en-zh"], [], [test_set("en-zh", [[UNK, 5, 6], [UNK]]), test_set("en-de", [[UNK]])], True

@@ -115,6 +115,7 @@ def synthetic_table(fraction, alpha=0.3, beta=1.0, l_inf=2.0, weights=(0.1, 0.3,
                         "loss": loss,
                         "loss_corrected": loss,
                         "chrf": 60 - 5 * loss,
+                        "tokens": 1000 * weight,
                     }
                 )
     return pd.DataFrame(rows)
@@ -168,3 +169,29 @@ def test_three_pair_models_are_predicted_from_their_own_weight():
 def test_weighted_fits_need_the_single_direction_model():
     with pytest.raises(ValueError, match="must include 1"):
         multilingual.weighted_fits(synthetic_table(lambda p: p), [0.1, 0.9])
+
+
+def test_claims_grade_a_perfect_neutral_cohort():
+    table = synthetic_table(lambda p: p)  # f = p: no transfer, the laws hold exactly
+    joints = multilingual.joint_fits(table, n0=N0, n_samples=5)
+    fractions = multilingual.effective_fractions(joints)
+    coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=5)
+    fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
+    empty = pd.DataFrame(columns=["p", "gap", "z"])
+    verdicts = multilingual.claims(
+        multilingual.flatness(coefficients),
+        multilingual.joint_vs_per_weight(joints, n0=N0),
+        fractions,
+        empty,
+        empty,
+        empty,
+        multilingual.held_out_errors(fits),
+        multilingual.chrf_loss_correlation(table),
+        multilingual.three_pair_predictions(table, fits),
+        table,
+    ).set_index("claim")["verdict"]
+    assert verdicts.filter(like="Eq. 7").item() == "reproduced"
+    assert verdicts.filter(like="close to p").item() == "reproduced"
+    assert verdicts.filter(like="chrF").item() == "reproduced"  # chrF = 60 - 5 loss
+    assert (verdicts.filter(like="held out") == "reproduced").all()
+    assert verdicts.filter(like="three-pair").item() == "not measured"

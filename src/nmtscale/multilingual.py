@@ -709,6 +709,7 @@ def chrf_loss_correlation(table: pd.DataFrame) -> pd.DataFrame:
 def claims(
     flat: pd.DataFrame,
     comparison: pd.DataFrame,
+    fractions: pd.DataFrame,
     domain: pd.DataFrame,
     similarity: pd.DataFrame,
     direction: pd.DataFrame,
@@ -719,7 +720,8 @@ def claims(
 ) -> pd.DataFrame:
     """The claim / our measurement / verdict table of chapter 4, every number computed from the analyses.
 
-    `flat` is `flatness` of the per-weight fits; `comparison` is `joint_vs_per_weight`; `domain`,
+    `flat` is `flatness` of the per-weight fits; `comparison` is `joint_vs_per_weight`; `fractions` is
+    `effective_fractions`; `domain`,
     `similarity` and `direction` are `fraction_gaps` (l10n vs story; en-de next to zh vs next to fr; XX->En
     vs En->XX); `held_out` is `held_out_errors`; `correlation` is `chrf_loss_correlation`; `three_pairs` is
     `three_pair_predictions`; `table` is the `run_table`. Verdicts follow the fixed rules of the last column.
@@ -783,6 +785,21 @@ def claims(
                 "reproduced if the f of the two sides differ by <= 2 combined std at every weight",
             )
         )
+    out_of_english = fractions[fractions["cohort"].str.startswith("en-") & (fractions["p"] < 1)]
+    neutral = (out_of_english["f"] - out_of_english["p"]).abs() <= 2 * out_of_english["std_error"]
+    rows.append(
+        (
+            "En->XX models split their parameters by the weights: f_i(p) close to p (Fig. 6)",
+            "relatively neutral: a pair at weight p is about a single-pair model of p N",
+            f"f - p {(out_of_english['f'] - out_of_english['p']).min():+.2f} to "
+            f"{(out_of_english['f'] - out_of_english['p']).max():+.2f}; within 2 std of p at "
+            f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
+            if len(out_of_english)
+            else "not measured",
+            _verdict(int(neutral.sum()), len(out_of_english)),
+            "reproduced if |f - p| <= 2 perturbation std at every En->XX weight below 1",
+        )
+    )
     above = (direction["gap"] > 0) & (direction["z"] > 2)
     rows.append(
         (

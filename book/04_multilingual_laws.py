@@ -32,8 +32,21 @@
 # 5. chrF moves almost linearly with the loss, and the same laws give the chrF frontier (Fig. 8).
 # 6. Fits on two-pair models predict three-pair models (App. H, Fig. 20).
 #
-# **What we find.** *(Written from the executed numbers; see the verdict table and the generated summary at
-# the end.)*
+# **What we find.** At the scale a 2-core CPU affords (2k-60k non-embedding parameters, 400 updates of ~1k
+# tokens, 42 runs) the models are far from converged: test losses of 5.2-8.5 nats on a 4,000-piece
+# vocabulary and chrF below 9. In that regime the paper's picture does **not** reproduce. In the En→{De, Zh}
+# cohort, which has five weights, $\alpha$ and $L_\infty$ of the per-weight fits move with $p$ (up to 3.3
+# and 71 combined standard deviations), and the joint law fits worse than the per-weight laws (R² 78-98% vs
+# 89-99%). The effective fraction of English→XX directions lies far *below* $p$ ($f(0.5)$ = 0.09-0.36):
+# a direction that gets half of a fixed number of updates behaves like a much smaller single-direction model,
+# which is what a training-limited (not capacity-limited) model should do. Into English, $f(0.5)$ is about 1
+# (0.95-1.30): the two directions share the English decoder and help each other, the paper's direction
+# effect, here larger. En→De next to French and next to Chinese differ (0.09 vs 0.36), but the En→{De, Fr}
+# cohort was cut to weights 0, 0.5 and 1, so its joint fit rests on two weights. Eq. 11 misses held-out
+# weights by 4-6% of the loss, chrF follows the loss only loosely (r between -0.78 and -0.54), and the
+# two-direction fits predict the three-direction models 0.3-12% too optimistically. The convergence correction
+# of App. G is large here (up to 1.07 nats) and moves $f$ by up to 0.28: at this scale it is an extrapolation,
+# not a correction. The verdict table and the generated summary at the end give every number.
 #
 # **The experiment.** Three cohorts of two directions, English→{German, Chinese}, English→{German, French}
 # and {German, Chinese}→English. The corpus is 4-way parallel, so the two directions of a cohort would train
@@ -599,6 +612,32 @@ if len(three_pairs):
             ),
         ).properties(title="Three-direction models: measured vs predicted", width=320, height=280)
     )
+
+# %% [markdown]
+# ## Why the paper's picture does not appear here
+#
+# - **Training, not capacity, limits these models.** The paper trains every model to near convergence
+#   (500K-1M steps of 500K tokens); here every model gets 400 updates of about 1k target tokens, so a
+#   direction sampled with weight $p$ sees about $p$ times the tokens of the single-direction model. Its loss
+#   then tracks the tokens it saw more than the parameters it could use, which pushes $f_i(p)$ of English→XX
+#   directions below $p$ and makes $\beta$, $\alpha$ and $L_\infty$ trade off against each other across
+#   weights. The App. G extrapolation (2.5 times the steps, from eight evaluations) cannot repair that: it
+#   changes the corrected losses by up to a nat.
+# - **Small, few models.** Four sizes of 2k-60k non-embedding parameters leave one degree of freedom per
+#   per-weight fit; the perturbation errors of the cohorts with two weights are therefore wide, and their
+#   "flat" coefficients say little.
+# - **What was cut, and why.** The budget allowed about 25 minutes of training on two cores: five weights
+#   {0, 0.1, 0.5, 0.9, 1} for En→{De, Zh}; three {0, 0.5, 1} for {De, Zh}→En and, because the shared CPU lock
+#   queue ran late, for En→{De, Fr} too; one three-direction mixture at two sizes; greedy decoding of 100
+#   sentences; one seed, so no seed-noise estimate. Held-out validation of $\hat f$ (weight 0.5) is possible
+#   only for En→{De, Zh}. The single-direction models train without a language tag (one target language),
+#   the mixtures with one; all share one vocabulary.
+# - **Three directions.** Predictions come from laws fitted to corrected losses, i.e. to an extrapolated
+#   longer training, while the three-direction models are measured after 400 updates: part of their
+#   optimism is that mismatch.
+#
+# What would test the claims: the `gpu` scale (all nine weights, five sizes up to width 256, 20k updates of 8k
+# tokens), with models trained until their learning curves flatten.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

@@ -107,11 +107,19 @@ def test_multistart_sum_reduction_reaches_a_lower_objective_than_each_start():
     truth = {"a": 6.0, "b": 7.5, "e": 0.6, "alpha": 0.35, "beta": 0.37}
     n = np.geomspace(5e7, 1e10, 12).repeat(4)
     d = n * np.tile([5.0, 10.0, 20.0, 40.0], 12)
-    y = law(np.column_stack([n, d]), truth) * np.exp(rng.normal(0, 0.002, len(n)))
-    starts = law.start_grid()[::97]
-    fit = fitting.fit_multistart(law, np.column_stack([n, d]), y, starts=starts)
+    x = np.column_stack([n, d])
+    y = law(x, truth) * np.exp(rng.normal(0, 0.002, len(n)))
+    # Every 9th start of the grid (500): with every 97th (47), all starts stalled above the truth's objective
+    # on an AMD EPYC, though not on an Intel Sapphire Rapids; the near-L1 Huber loss stops L-BFGS early.
+    starts = law.start_grid()[::9]
+    fit = fitting.fit_multistart(law, x, y, starts=starts)
     assert len(fit.table) == len(starts)
     assert fit.objective == pytest.approx(fit.table["objective"].min())
+    matrix, target = fitting.check_data(law, x, y, positive=True)
+    at_truth, _ = fitting.huber_log_objective(law, matrix, target, fitting.BESIROGLU_HUBER_DELTA, "sum")(
+        law.vector(truth)
+    )
+    assert fit.objective <= at_truth
     assert_params_close(fit.params, {"e": 0.6, "alpha": 0.35, "beta": 0.37}, rel=0.05)
 
 

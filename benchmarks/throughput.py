@@ -1,6 +1,6 @@
 """Training and decoding speed on this machine: nmtscale's encoder-decoder next to torch.nn.Transformer.
 
-    .venv/bin/python benchmarks/throughput.py [--steps 8] [--threads 2]
+    .venv/bin/python benchmarks/throughput.py [--steps 8] [--threads 2] [--device cuda] [--max-tokens 2048]
 
 For three reference encoder-decoders (d_model 64, 128, 256; 4+4 layers, d_ff = 4 d_model, head dim 32,
 vocabulary 8000, pre-norm, dropout 0.1) it trains on the same length-bucketed batches of random token data
@@ -11,11 +11,16 @@ same for `torch.nn.Transformer` at equal dimensions, the two taking turns batch 
 sentences/s for the d=128 model. Other jobs on the machine compete for its cores: compare the rows of one run
 rather than across runs, and on a busy machine use --threads 1 (two threads that wait for each other at
 every operation lose most of their time when the cores are oversubscribed).
+
+On a GPU (`--device cuda`, the default where torch sees one) both models train under the trainer's bf16
+autocast and the peak is that of bf16 matrix products; batches of 2k tokens leave an H100 waiting on kernel
+launches, so pass a larger --max-tokens there to see what the GPU itself can do.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import time
 
@@ -23,14 +28,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import sdpa_kernel
 
 from nmtscale.batching import BatchStream, Example, eval_batches
 from nmtscale.flops import forward_flops
-from nmtscale.model import PAD, ModelConfig, build_model
+from nmtscale.model import CUDA_ATTENTION_BACKENDS, PAD, ModelConfig, build_model
 from nmtscale.search import beam_search
+from nmtscale.train import autocast, pick_device
 
 VOCAB = 8000
-MAX_TOKENS = 2048
 
 
 def reference_config(d_model: int) -> ModelConfig:
@@ -50,16 +56,26 @@ def random_examples(n: int, seed: int) -> list[Example]:
     ]
 
 
-def matmul_peak(seconds: float = 4.0) -> float:
-    """Best fp32 FLOP/s of square matrix products on this machine (the denominator of utilisation)."""
+def synchronize(device: torch.device) -> None:
+    """Wait for the GPU's queued work, so that a wall-clock timer measures it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_peak(device: torch.device, seconds: float = 4.0) -> float:
+    """Best FLOP/s of square matrix products (the denominator of utilisation): fp32 on the CPU, bf16 on a
+    GPU, the precision the trainer computes its matrix products in there."""
+    sizes, dtype = ((1024, 2048), torch.float32) if device.type == "cpu" else ((4096, 8192), torch.bfloat16)
     best = 0.0
-    for n in (1024, 2048):
-        a, b = torch.randn(n, n), torch.randn(n, n)
+    for n in sizes:
+        a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
         a @ b  # warm-up
         deadline = time.perf_counter() + seconds / 2
         while time.perf_counter() < deadline:
+            synchronize(device)
             start = time.perf_counter()
             a @ b
+            synchronize(device)
             best = max(best, 2 * n**3 / (time.perf_counter() - start))
     return best
 
@@ -84,43 +100,50 @@ class TorchTransformer(nn.Module):
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
-        angles = torch.arange(ids.shape[1]).float()[:, None] * self.inv_freq[None, :]
+        angles = torch.arange(ids.shape[1], device=ids.device).float()[:, None] * self.inv_freq[None, :]
         return self.dropout(
             embedding(ids) * self.scale + torch.stack([angles.sin(), angles.cos()], -1).flatten(1)
         )
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         src_pad = src.eq(PAD)
-        causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1])
-        h = self.transformer(
-            self._embed(self.src_embed, src), self._embed(self.tgt_embed, tgt_in), tgt_mask=causal,
-            src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad, tgt_is_causal=True,
-        )  # fmt: skip
+        causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=src.device)
+        # On CUDA, the attention kernels nmtscale's model uses (see CUDA_ATTENTION_BACKENDS), for a fair race.
+        with sdpa_kernel(CUDA_ATTENTION_BACKENDS) if src.is_cuda else contextlib.nullcontext():
+            h = self.transformer(
+                self._embed(self.src_embed, src), self._embed(self.tgt_embed, tgt_in), tgt_mask=causal,
+                src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad, tgt_is_causal=True,
+            )  # fmt: skip
         return self.lm_head(h)
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch) -> float:
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch, device: torch.device) -> float:
     """One optimizer step (forward, label-smoothed loss, backward, AdamW); returns its wall time."""
+    synchronize(device)
     start = time.perf_counter()
-    logits = model(batch.src, batch.tgt_in)
+    with autocast(device):
+        logits = model(batch.src, batch.tgt_in)
     logits = logits.tgt_logits if hasattr(logits, "tgt_logits") else logits
     loss = F.cross_entropy(
-        logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD, label_smoothing=0.1
+        logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD, label_smoothing=0.1
     )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
+    synchronize(device)
     return time.perf_counter() - start
 
 
-def compare_training(models: dict[str, nn.Module], cfg: ModelConfig, batches, warmup: int) -> dict[str, dict]:
+def compare_training(
+    models: dict[str, nn.Module], cfg: ModelConfig, batches, warmup: int, device: torch.device
+) -> dict[str, dict]:
     """Training speed of each model on the same batches; the models take turns batch by batch, so that the
     load from other jobs on the machine falls on all of them alike. Untimed warm-up steps come first."""
     optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, model in models.items()}
     seconds = dict.fromkeys(models, 0.0)
     for i, batch in enumerate(batches):
         for name, model in models.items():
-            elapsed = train_step(model.train(), optimizers[name], batch)
+            elapsed = train_step(model.train(), optimizers[name], batch, device)
             seconds[name] += elapsed if i >= warmup else 0.0
     timed = batches[warmup:]
     tokens = sum(batch.n_tgt_tokens for batch in timed)
@@ -134,15 +157,20 @@ def compare_training(models: dict[str, nn.Module], cfg: ModelConfig, batches, wa
     }
 
 
-def decode_speed(cfg: ModelConfig, examples: list[Example], beam_size: int = 4) -> tuple[float, int]:
+def decode_speed(
+    cfg: ModelConfig, examples: list[Example], device: torch.device, beam_size: int = 4
+) -> tuple[float, int]:
     """Beam-search sentences/s over sources sorted by length, in batches of ~1000 target tokens. The model is
     untrained and rarely emits EOS, so each batch runs to max_len = its longest source (about the length of a
     real translation)."""
     torch.manual_seed(0)
-    model = build_model(cfg).eval()
+    model = build_model(cfg).to(device).eval()
+    synchronize(device)
     start = time.perf_counter()
     for batch in eval_batches(sorted(examples, key=lambda e: len(e.src)), 1000):
-        beam_search(model, batch.src, beam_size, max_len=batch.src.shape[1])
+        with autocast(device):
+            beam_search(model, batch.src.to(device), beam_size, max_len=batch.src.shape[1])
+    synchronize(device)
     return len(examples) / (time.perf_counter() - start), len(examples)
 
 
@@ -152,29 +180,39 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--decode-sentences", type=int, default=200)
+    parser.add_argument("--device", default=str(pick_device()), help="cpu or cuda (default: cuda if present)")
+    parser.add_argument("--max-tokens", type=int, default=2048, help="target tokens per training batch")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
 
-    peak_before = matmul_peak()
-    stream = BatchStream([random_examples(20000, seed=0)], max_tokens=MAX_TOKENS, seed=0)
-    batches = [next(stream) for _ in range(args.warmup + args.steps)]
+    peak_before = matmul_peak(device)
+    stream = BatchStream([random_examples(20000, seed=0)], max_tokens=args.max_tokens, seed=0)
+    batches = [next(stream).to(device) for _ in range(args.warmup + args.steps)]
     rows = []
     for d_model in (64, 128, 256):
         cfg = reference_config(d_model)
         torch.manual_seed(0)
         models = {"nmtscale": build_model(cfg), "torch.nn.Transformer": TorchTransformer(cfg)}
-        for name, speed in compare_training(models, cfg, batches, args.warmup).items():
+        models = {name: model.to(device) for name, model in models.items()}
+        for name, speed in compare_training(models, cfg, batches, args.warmup, device).items():
             n_params = sum(
                 p.numel()
                 for n, p in models[name].named_parameters()
                 if "embed" not in n and "lm_head" not in n
             )
             rows.append((f"{name} d={d_model}", n_params, speed))
-    sentences_per_s, n = decode_speed(reference_config(128), random_examples(args.decode_sentences, seed=1))
+    examples = random_examples(args.decode_sentences, seed=1)
+    sentences_per_s, n = decode_speed(reference_config(128), examples, device)
     # Other jobs only ever slow a matrix product down: the higher of two measurements is the better estimate.
-    peak = max(peak_before, matmul_peak())
+    peak = max(peak_before, matmul_peak(device))
 
-    print(f"torch {torch.__version__}, {args.threads} threads, fp32 matmul peak {peak / 1e9:.1f} GFLOP/s")
+    where = f"{args.threads} threads" if device.type == "cpu" else torch.cuda.get_device_name(device)
+    precision = "fp32" if device.type == "cpu" else "bf16"
+    print(
+        f"torch {torch.__version__}, {where}, {args.max_tokens}-token batches, "
+        f"{precision} matmul peak {peak / 1e9:.1f} GFLOP/s"
+    )
     print(
         f"{'model':<24}{'non-emb params':>15}{'tgt tok/s':>11}{'real frac':>10}{'GFLOP/s':>9}{'of peak':>9}"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_train import toy_pairs
+from toy import toy_pairs
 
 from nmtscale import data
 from nmtscale.config import DataConfig

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from nmtscale.model import ARCHITECTURES, BOS, PAD, ModelConfig, build_model
+from nmtscale.train import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -126,15 +127,17 @@ def test_toponly_target_layers_attend_to_top_source_states():
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_every_architecture_overfits_a_tiny_batch(arch):
-    model = tiny_model(arch).train()
-    src, tgt_in = random_batch(4, 6, 6, seed=3)
-    tgt_out = torch.cat([tgt_in[:, 1:], torch.full((4, 1), 3)], 1)
+def test_every_architecture_overfits_a_tiny_batch(arch, device):
+    """On CUDA under the trainer's bf16 autocast."""
+    model = tiny_model(arch).to(device).train()
+    src, tgt_in = (t.to(device) for t in random_batch(4, 6, 6, seed=3))
+    tgt_out = torch.cat([tgt_in[:, 1:], torch.full((4, 1), 3, device=device)], 1)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     losses = []
     for _ in range(40):
-        logits = model(src, tgt_in).tgt_logits
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+        with autocast(device):
+            logits = model(src, tgt_in).tgt_logits
+        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from test_train import TINY_RUN, toy_pairs
+from toy import TINY_RUN, toy_pairs
 
 from nmtscale import cli, runs
 from nmtscale import train as trainer

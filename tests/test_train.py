@@ -2,68 +2,12 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 import torch
+from toy import tiny_config, train_whole_and_resumed
 
-from nmtscale import data
 from nmtscale import train as trainer
-from nmtscale.batching import BatchStream, collate
-from nmtscale.config import from_dict
-from nmtscale.data import ExperimentData, encode_pairs
-from nmtscale.tokenizer import train_tokenizer
-
-# A toy language pair: each English word has one German word, in the same order.
-LEXICON = {
-    "the": "der", "a": "ein", "cat": "katze", "dog": "hund", "sees": "sieht", "likes": "mag",
-    "small": "klein", "big": "gross", "red": "rot", "house": "haus", "tree": "baum", "man": "mann",
-    "woman": "frau", "child": "kind", "eats": "isst", "runs": "rennt", "green": "gruen", "old": "alt",
-    "bird": "vogel",
-}  # fmt: skip
-
-
-def toy_pairs(n: int, seed: int) -> list[tuple[str, str]]:
-    rng = random.Random(seed)
-    words = sorted(LEXICON)
-    pairs = []
-    for _ in range(n):
-        sentence = [rng.choice(words) for _ in range(rng.randint(2, 8))]
-        pairs.append((" ".join(sentence), " ".join(LEXICON[w] for w in sentence)))
-    return pairs
-
-
-TINY_RUN = {
-    "model": {"d_model": 16, "n_heads": 2, "d_ff": 32, "enc_layers": 1, "dec_layers": 1},
-    "data": {"vocab_size": 48},
-    "train": {"steps": 20, "max_tokens": 96, "lr": 0.01, "warmup_steps": 4, "checkpoint_interval": 5},
-    "eval": {"interval": 5, "final_fraction": 0.5},
-}
-
-
-def tiny_config(**sections):
-    raw = {
-        name: {**TINY_RUN.get(name, {}), **sections.get(name, {})}
-        for name in ("model", "data", "train", "eval")
-    }
-    return from_dict(raw, "<test>")
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory) -> ExperimentData:
-    torch.set_num_threads(1)
-    train_pairs, test_pairs = toy_pairs(300, seed=1), toy_pairs(40, seed=2)
-    texts = [text for pair in train_pairs for text in pair]
-    tokenizer = train_tokenizer(texts, 48, cache_dir=tmp_path_factory.mktemp("tokenizers"))
-    test_set = data.TestSet(
-        "toy",
-        "en-de",
-        encode_pairs(tokenizer, test_pairs, "en-de", False),
-        *map(list, zip(*test_pairs, strict=True)),
-    )
-    return ExperimentData(
-        tokenizer, ["en-de"], [encode_pairs(tokenizer, train_pairs, "en-de", False)], [test_set], False
-    )
+from nmtscale.batching import collate
 
 
 def final_weights(run_dir):
@@ -117,7 +61,7 @@ def test_gradient_accumulation_equals_one_big_batch(tmp_path, toy_data):
     examples = toy_data.tasks[0][:12]
 
     def gradients(batches):
-        run = trainer.Trainer(cfg, tmp_path, toy_data)
+        run = trainer.Trainer(cfg, tmp_path, toy_data, device="cpu")  # an fp32 identity
         run.optimizer.step = lambda: None  # keep the gradients, do not apply them
         run.optimizer.zero_grad = lambda set_to_none=True: None
         run.train_step(batches)
@@ -134,7 +78,7 @@ def test_causallm_objective_adds_the_weighted_source_lm_loss(tmp_path, toy_data)
     model = {"arch": "causallm", "enc_layers": 0, **no_dropout}
     batch = collate(toy_data.tasks[0][:6])
     cfg = tiny_config(model=model, train={"label_smoothing": 0.0, "source_lm_weight": 0.5})
-    run = trainer.Trainer(cfg, tmp_path, toy_data)
+    run = trainer.Trainer(cfg, tmp_path, toy_data, device="cpu")  # an fp32 identity
     run.optimizer.step = lambda: None
     with torch.no_grad():
         output = run.model(batch.src, batch.tgt_in)
@@ -174,23 +118,7 @@ def test_same_seed_same_run_other_seed_other_run(tmp_path, toy_data):
 def test_resume_after_interruption_is_bit_identical(tmp_path, toy_data, monkeypatch):
     # dropout, AdamW moments, schedule, data position and averaging window must all survive a restart
     cfg = tiny_config(train={"optimizer": "adamw", "average_last": 2})
-    whole = trainer.train(cfg, tmp_path / "whole", toy_data)
-
-    served = 0
-
-    class InterruptedStream(BatchStream):
-        def __next__(self):
-            nonlocal served
-            served += 1
-            if served == 13:  # step 13, after the checkpoint of step 10
-                raise KeyboardInterrupt
-            return super().__next__()
-
-    monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
-    with pytest.raises(KeyboardInterrupt):
-        trainer.train(cfg, tmp_path / "split", toy_data)
-    monkeypatch.setattr(trainer, "BatchStream", BatchStream)
-    resumed = trainer.train(cfg, tmp_path / "split", toy_data)
+    whole, resumed = train_whole_and_resumed(cfg, toy_data, tmp_path, monkeypatch)
 
     assert resumed.curves == whole.curves
     assert resumed.final_loss == whole.final_loss

@@ -22,6 +22,7 @@ Decoding uses `start_decoding(src)` and `decode_step(state, tokens)`, which keep
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
@@ -37,6 +39,10 @@ NORM_POSITIONS = ("pre", "post")
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gated-gelu")
 POSITIONS = ("sinusoidal", "learned", "relative")
+# On CUDA, SDPA may pick cuDNN's attention, which builds an execution plan for every new tensor shape: about
+# 15 ms of CPU per call on an H100 with torch 2.11, longer than a small model's whole step. Length-bucketed
+# batches and beam search (whose key length grows every step) keep bringing new shapes, so the GPU waits.
+CUDA_ATTENTION_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 @dataclass
@@ -178,13 +184,15 @@ class Attention(nn.Module):
         """Queries and keys/values [B, H, L, head_dim]; mask: bool (True: may attend) or additive."""
         if mask is not None and mask.is_floating_point():
             mask = mask.to(queries.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
-        out = F.scaled_dot_product_attention(
-            queries,
-            *kv,
-            attn_mask=mask,
-            dropout_p=self.dropout if self.training else 0.0,
-            is_causal=is_causal,
-        )
+        backends = sdpa_kernel(CUDA_ATTENTION_BACKENDS) if queries.is_cuda else contextlib.nullcontext()
+        with backends:
+            out = F.scaled_dot_product_attention(
+                queries,
+                *kv,
+                attn_mask=mask,
+                dropout_p=self.dropout if self.training else 0.0,
+                is_causal=is_causal,
+            )
         return self.out(out.transpose(1, 2).flatten(2))
 
 

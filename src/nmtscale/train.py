@@ -221,14 +221,22 @@ class TrainingState:
 
 
 class Trainer:
-    """Trains one run in `run_dir`, resuming from its checkpoint when there is one."""
+    """Trains one run in `run_dir`, resuming from its checkpoint when there is one, on `device` (default: CUDA
+    when present). The device is not part of the run's identity: the same config names the same run."""
 
-    def __init__(self, cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | None = None):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        run_dir: Path,
+        data: ExperimentData,
+        progress: bool | None = None,
+        device: torch.device | str | None = None,
+    ):
         self.cfg = cfg
         self.run_dir = run_dir
         self.data = data
         self.progress = progress
-        self.device = pick_device()
+        self.device = pick_device() if device is None else torch.device(device)
         self.log = MetricsLog(run_dir / METRICS_LOG)
         seed_everything(cfg.train.seed)
         self.model_config = dataclasses.replace(cfg.model, vocab_size=data.tokenizer.vocab_size)

@@ -85,8 +85,11 @@ variants = {
     "prefixlm+deep": [1, 2, 3],
     "prefixlm+wide": [1, 2, 3],
     "prefixlm_toponly+deep": [1, 2, 3],
+    "prefixlm_toponly+wide": [1, 2, 3],
     "causallm+deep": [1, 2, 3],
+    "causallm+wide": [1, 2, 3],
     "causallm_tgtonly+deep": [1, 2, 3],
+    "causallm_tgtonly+wide": [1, 2, 3],
 }
 noise_sizes = [2, 3]  # EncDec sizes trained with every seed of noise_seeds: the seed-to-seed noise
 noise_seeds = [0, 1, 2]
@@ -126,7 +129,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from nmtscale import architectures as arch
-from nmtscale import charts, corpus, runs
+from nmtscale import bivariate, charts, corpus, runs
 from nmtscale.config import from_dict, override
 from nmtscale.data import prepare_data
 from nmtscale.tokenizer import Tokenizer
@@ -145,22 +148,23 @@ started = time.perf_counter()
 # for each EncDec size (k encoder and k decoder layers), the language models matched to it.
 
 # %%
-base = from_dict(
+# Chapter 1's base config, from the same function: its EncDec runs are the same configs, with the same hashes.
+base = bivariate.base_config(
     {
-        "model": {"d_model": d_model, "d_ff": d_ff, "n_heads": n_heads},
-        "data": {"test_sets": TEST_SETS, "vocab_size": vocab_size, "max_train_pairs": max_train_pairs},
-        "train": {
-            "steps": steps,
-            "max_tokens": max_tokens,
-            "warmup_steps": warmup_steps,
-            "optimizer": optimizer,
-            "lr": lr,
-            "checkpoint_interval": steps // encdec_eval_points,
-            "seed": seed,
-        },
-        "eval": {"interval": steps // encdec_eval_points, "final_fraction": final_fraction},
-    },
-    source="params/03_lm_vs_encdec",
+        "d_model": d_model,
+        "d_ff": d_ff,
+        "n_heads": n_heads,
+        "vocab_size": vocab_size,
+        "max_train_pairs": max_train_pairs,
+        "steps": steps,
+        "max_tokens": max_tokens,
+        "warmup_steps": warmup_steps,
+        "optimizer": optimizer,
+        "lr": lr,
+        "seed": seed,
+        "eval_points": encdec_eval_points,
+        "final_fraction": final_fraction,
+    }
 )
 lm_schedule = {"train.checkpoint_interval": steps // eval_points, "eval.interval": steps // eval_points}
 plan = []

@@ -206,6 +206,9 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # n
         arch.evaluate_stored(store, request)
 
 
+CAUSAL_WIDE = "CausalLM + Wide"
+
+
 def synthetic_results():
     """Tables shaped like the chapter's, where the paper's claims hold by construction."""
     offsets = {
@@ -214,6 +217,7 @@ def synthetic_results():
         arch.PREFIX_WIDE: lambda s: 0.1 / s,
         arch.TOPONLY_DEEP: lambda s: -0.05 if s == 1 else 0.005,
         arch.CAUSAL_DEEP: lambda s: 0.3 / s,
+        CAUSAL_WIDE: lambda s: 0.3 / s + 0.05,
         arch.TGTONLY_DEEP: lambda s: 0.1 / s,
     }
     table = pd.DataFrame(
@@ -328,9 +332,15 @@ def test_claims_say_when_differences_are_noise_or_contrary():
         "claim"
     )
     assert steady_verdicts.loc["The gap to EncDec narrows as models grow (Fig. 2)", "verdict"] == "partly"
-    without_wide = table[table["variant"] != arch.PREFIX_WIDE]
+    deep_vs_wide = "LM + Deep is ahead of LM + Wide"
+    without_wide = table[~table["variant"].isin([arch.PREFIX_WIDE, CAUSAL_WIDE])]
     result = arch.claims(without_wide, 0.005, exponents, settings, compute, ml, transfer)
-    assert result.set_index("claim").loc["LM + Deep is ahead of LM + Wide", "verdict"] == "not run"
+    assert result.set_index("claim").loc[deep_vs_wide, "verdict"] == "not run"
+    # one architecture whose Wide model is ahead beyond the noise contradicts the claim for all
+    wide_ahead = table.assign(loss=table["loss"] - (table["variant"] == CAUSAL_WIDE) * 0.1)
+    result = arch.claims(wide_ahead, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    assert result.loc[deep_vs_wide, "verdict"] == "not reproduced"
+    assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
 
 
 def test_unknown_share_counts_unknown_reference_pieces():

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from toy import TINY_RUN, toy_pairs
+from toy import TINY_RUN, interrupted_at, toy_pairs
 
 from nmtscale import cli, runs
 from nmtscale import train as trainer
-from nmtscale.batching import BatchStream
 from nmtscale.config import from_dict
 from nmtscale.errors import ConfigurationError
 
@@ -67,20 +66,8 @@ def test_a_finished_run_returns_its_summary_without_training(store, monkeypatch)
 
 def test_an_interrupted_run_has_no_summary_and_resumes_to_the_same_result(store, monkeypatch):
     cfg = from_dict(user_run(store))
-    served = 0
-
-    class InterruptedStream(BatchStream):
-        def __next__(self):
-            nonlocal served
-            served += 1
-            if served == 8:
-                raise KeyboardInterrupt
-            return super().__next__()
-
-    monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
-    with pytest.raises(KeyboardInterrupt):
+    with interrupted_at(monkeypatch, 8):
         runs.run(cfg)
-    monkeypatch.setattr(trainer, "BatchStream", BatchStream)
     directory = runs.run_dir(cfg)
     assert runs.load_summary(directory) is None
     assert (directory / trainer.CHECKPOINT).exists()

@@ -3,6 +3,7 @@ pair, a tiny run config and the data a trainer needs for it."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -65,22 +66,32 @@ def toy_experiment(tokenizer_dir) -> ExperimentData:
     )
 
 
-def train_whole_and_resumed(cfg, experiment: ExperimentData, tmp_path, monkeypatch):
-    """The run of `cfg` trained straight through (in tmp_path/whole) and trained with an interruption at
-    step 13, after the checkpoint of step 10, then resumed (in tmp_path/split): both summaries."""
-    whole = trainer.train(cfg, tmp_path / "whole", experiment)
+@contextlib.contextmanager
+def interrupted_at(monkeypatch, batch_number: int):
+    """Inside, the trainer's data stream raises KeyboardInterrupt when asked for batch `batch_number`, as if
+    the run were stopped there; the block must end by that interruption. The real stream comes back after."""
     served = 0
 
     class InterruptedStream(BatchStream):
         def __next__(self):
             nonlocal served
             served += 1
-            if served == 13:
+            if served == batch_number:
                 raise KeyboardInterrupt
             return super().__next__()
 
     monkeypatch.setattr(trainer, "BatchStream", InterruptedStream)
-    with pytest.raises(KeyboardInterrupt):
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            yield
+    finally:
+        monkeypatch.setattr(trainer, "BatchStream", BatchStream)
+
+
+def train_whole_and_resumed(cfg, experiment: ExperimentData, tmp_path, monkeypatch):
+    """The run of `cfg` trained straight through (in tmp_path/whole) and trained with an interruption at
+    step 13, after the checkpoint of step 10, then resumed (in tmp_path/split): both summaries."""
+    whole = trainer.train(cfg, tmp_path / "whole", experiment)
+    with interrupted_at(monkeypatch, 13):
         trainer.train(cfg, tmp_path / "split", experiment)
-    monkeypatch.setattr(trainer, "BatchStream", BatchStream)
     return whole, trainer.train(cfg, tmp_path / "split", experiment)

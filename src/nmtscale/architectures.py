@@ -658,6 +658,24 @@ def claims(
         sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
         add(claim, f"loss({worse}) - loss({better}): {sizes_text}", _ordered(diffs, noise), rule)
 
+    def deep_vs_wide(which: Sequence[int]) -> None:
+        """One verdict over every architecture trained both ways, at every size both were trained."""
+        claim = "LM + Deep is ahead of LM + Wide"
+        rule = f"every loss difference must exceed {noise:.3f} nats (2 standard deviations)"
+        pairs = [(deep, deep.removesuffix(" + Deep") + " + Wide") for deep in sorted(variants)]
+        pairs = [(deep, wide) for deep, wide in pairs if deep.endswith(" + Deep") and wide in variants]
+        if not pairs:
+            add(claim, "no architecture trained both ways", "not run", rule)
+            return
+        diffs, texts = [], []
+        for deep, wide in pairs:
+            both = [s for s in which if (deep, s) in means.index and (wide, s) in means.index]
+            pair = [means[(wide, s)] - means[(deep, s)] for s in both]
+            diffs += pair
+            sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(both, pair, strict=True))
+            texts.append(f"{deep.removesuffix(' + Deep')}: {sizes_text}")
+        add(claim, "loss(Wide) - loss(Deep): " + "; ".join(texts), _ordered(diffs, noise), rule)
+
     if PREFIX_DEEP in variants:
         gap = [gap_at[(PREFIX_DEEP, s)] for s in sizes]
         add(
@@ -669,7 +687,7 @@ def claims(
     compare("CausalLM is behind EncDec", ENCDEC, CAUSAL_DEEP, sizes)
     compare("CausalLM is behind PrefixLM", PREFIX_DEEP, CAUSAL_DEEP, sizes)
     compare("The source LM loss hurts CausalLM (TgtOnly ahead)", TGTONLY_DEEP, CAUSAL_DEEP, sizes)
-    compare("LM + Deep is ahead of LM + Wide", PREFIX_DEEP, PREFIX_WIDE, sizes)
+    deep_vs_wide(sizes)
     compare("TopOnly is ahead at small sizes", TOPONLY_DEEP, PREFIX_DEEP, [small])
 
     spread = exponents.groupby("variant")["alpha"].agg(lambda a: a.max() - a.min())

@@ -292,10 +292,12 @@ def synthetic_results():
         [
             {
                 "group": g,
+                "size": s,
                 "variant": v,
-                "loss": {arch.ENCDEC: 4.0, arch.PREFIX_DEEP: 4.1, arch.CAUSAL_DEEP: 4.5}[v],
+                "loss": {arch.ENCDEC: 4.0, arch.PREFIX_DEEP: 4.1, arch.CAUSAL_DEEP: 4.5}[v] - 0.2 * s,
             }
             for g in ("De + Fr", "De + Zh")
+            for s in (1, 2)
             for v in (arch.ENCDEC, arch.PREFIX_DEEP, arch.CAUSAL_DEEP)
         ]
     )
@@ -341,6 +343,17 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     result = arch.claims(wide_ahead, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
     assert result.loc[deep_vs_wide, "verdict"] == "not reproduced"
     assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
+
+
+def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
+    """PrefixLM ahead of the EncDec of its own size at size 2 only: a mean over sizes would hide it."""
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    claim = "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)"
+    ahead = (transfer["variant"] == arch.PREFIX_DEEP) & (transfer["size"] == 2)
+    transfer.loc[ahead, "loss"] = transfer.loc[ahead, "loss"] - 0.15  # 0.05 below EncDec at size 2
+    result = arch.claims(table, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    assert result.loc[claim, "verdict"] == "not reproduced"
+    assert "De + Zh, size 2: CausalLM + Deep +0.500, PrefixLM + Deep -0.050" in result.loc[claim, "measured"]
 
 
 def test_unknown_share_counts_unknown_reference_pieces():

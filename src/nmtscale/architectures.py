@@ -801,13 +801,15 @@ def _multilingual_claims(ml: pd.DataFrame, noise: float, add) -> None:
 
 
 def _transfer_claims(transfer: pd.DataFrame, noise: float, add) -> None:
-    losses = transfer.groupby(["group", "variant"])["loss"].mean()
+    """Each LM against the EncDec of its size and helper language (transfer: `translation_table` rows)."""
+    losses = transfer.groupby(["group", "size", "variant"])["loss"].mean()
     ahead, texts = [], []
-    for group in sorted(set(transfer["group"])):
-        block = losses.loc[group]
+    for group, size in sorted({(g, s) for g, s, _ in losses.index}):
+        block = losses.loc[(group, size)]
         ahead += [v for v, x in block.items() if x < block[ENCDEC] - noise]
         texts.append(
-            f"{group}: " + ", ".join(f"{v} {x - block[ENCDEC]:+.3f}" for v, x in block.items() if v != ENCDEC)
+            f"{group}, size {size}: "
+            + ", ".join(f"{v} {x - block[ENCDEC]:+.3f}" for v, x in block.items() if v != ENCDEC)
         )
     add(
         "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)",

@@ -20,7 +20,6 @@ launches, so pass a larger --max-tokens there to see what the GPU itself can do.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import time
 
@@ -28,11 +27,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.attention import sdpa_kernel
 
 from nmtscale.batching import BatchStream, Example, eval_batches
 from nmtscale.flops import forward_flops
-from nmtscale.model import CUDA_ATTENTION_BACKENDS, PAD, ModelConfig, build_model
+from nmtscale.model import PAD, ModelConfig, attention_kernels, build_model
 from nmtscale.search import beam_search
 from nmtscale.train import autocast, pick_device
 
@@ -108,8 +106,7 @@ class TorchTransformer(nn.Module):
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         src_pad = src.eq(PAD)
         causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=src.device)
-        # On CUDA, the attention kernels nmtscale's model uses (see CUDA_ATTENTION_BACKENDS), for a fair race.
-        with sdpa_kernel(CUDA_ATTENTION_BACKENDS) if src.is_cuda else contextlib.nullcontext():
+        with attention_kernels(src):  # the attention kernels nmtscale's model runs on, for a fair race
             h = self.transformer(
                 self._embed(self.src_embed, src), self._embed(self.tgt_embed, tgt_in), tgt_mask=causal,
                 src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad, tgt_is_causal=True,

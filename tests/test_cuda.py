@@ -17,6 +17,7 @@ from toy import tiny_config, train_whole_and_resumed
 
 from nmtscale import search
 from nmtscale import train as trainer
+from nmtscale.batching import Example, collate
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -77,7 +78,7 @@ def test_decoding_on_cuda_matches_cpu_and_beam_one_equals_greedy(cuda_run, toy_d
     trainer's bf16 autocast, beam search of width 1 is still greedy search."""
     _, run_dir = cuda_run
     sources = [example.src for example in toy_data.test_sets[0].examples]
-    src = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in sources], batch_first=True)
+    src = collate([Example(source, []) for source in sources]).src
     on_cpu = search.greedy(trainer.load_trained_model(run_dir, torch.device("cpu")), src)
     model = trainer.load_trained_model(run_dir, CUDA)
     on_cuda = search.greedy(model, src.to(CUDA))

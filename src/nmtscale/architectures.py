@@ -649,30 +649,33 @@ def claims(
         f"the gap at size {large} smaller by more than {change_noise:.3f} (mean loss over test sets)",
     )
 
+    def differences(better: str, worse: str, which: Sequence[int]) -> tuple[list[float], str]:
+        """loss(worse) - loss(better) at each size of `which`, and the measurement's text."""
+        diffs = [means[(worse, s)] - means[(better, s)] for s in which]
+        return diffs, ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
+
     def compare(claim: str, better: str, worse: str, which: Sequence[int]) -> None:
         rule = f"loss difference at every size must exceed {noise:.3f} nats (2 standard deviations)"
         if better not in variants | {ENCDEC} or worse not in variants | {ENCDEC}:
             add(claim, f"{better} or {worse} not run", "not run", rule)
             return
-        diffs = [means[(worse, s)] - means[(better, s)] for s in which]
-        sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
+        diffs, sizes_text = differences(better, worse, which)
         add(claim, f"loss({worse}) - loss({better}): {sizes_text}", _ordered(diffs, noise), rule)
 
     def deep_vs_wide(which: Sequence[int]) -> None:
         """One verdict over every architecture trained both ways, at every size both were trained."""
         claim = "LM + Deep is ahead of LM + Wide"
         rule = f"every loss difference must exceed {noise:.3f} nats (2 standard deviations)"
-        pairs = [(deep, deep.removesuffix(" + Deep") + " + Wide") for deep in sorted(variants)]
-        pairs = [(deep, wide) for deep, wide in pairs if deep.endswith(" + Deep") and wide in variants]
+        deeps = [v.removesuffix(" + Deep") for v in sorted(variants) if v.endswith(" + Deep")]
+        pairs = [(f"{lm} + Deep", f"{lm} + Wide") for lm in deeps if f"{lm} + Wide" in variants]
         if not pairs:
             add(claim, "no architecture trained both ways", "not run", rule)
             return
         diffs, texts = [], []
         for deep, wide in pairs:
             both = [s for s in which if (deep, s) in means.index and (wide, s) in means.index]
-            pair = [means[(wide, s)] - means[(deep, s)] for s in both]
+            pair, sizes_text = differences(deep, wide, both)
             diffs += pair
-            sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(both, pair, strict=True))
             texts.append(f"{deep.removesuffix(' + Deep')}: {sizes_text}")
         add(claim, "loss(Wide) - loss(Deep): " + "; ".join(texts), _ordered(diffs, noise), rule)
 

@@ -45,6 +45,11 @@ POSITIONS = ("sinusoidal", "learned", "relative")
 CUDA_ATTENTION_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
+def attention_kernels(x: Tensor) -> contextlib.AbstractContextManager:
+    """The context to run attention on `x` in: CUDA_ATTENTION_BACKENDS on a GPU, SDPA's own choice on CPU."""
+    return sdpa_kernel(CUDA_ATTENTION_BACKENDS) if x.is_cuda else contextlib.nullcontext()
+
+
 @dataclass
 class ModelConfig:
     """Everything that fixes a model's architecture and parameter count."""
@@ -184,8 +189,7 @@ class Attention(nn.Module):
         """Queries and keys/values [B, H, L, head_dim]; mask: bool (True: may attend) or additive."""
         if mask is not None and mask.is_floating_point():
             mask = mask.to(queries.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
-        backends = sdpa_kernel(CUDA_ATTENTION_BACKENDS) if queries.is_cuda else contextlib.nullcontext()
-        with backends:
+        with attention_kernels(queries):
             out = F.scaled_dot_product_attention(
                 queries,
                 *kv,

@@ -65,6 +65,8 @@ seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
 runs_dir = "runs"  # the run store shared by all chapters
+# Language pairs of the bilingual part; the first is the main one (FLOPs, speed). En->De: chapter 1's runs.
+pairs = ["en-de", "en-fr"]
 # Width, vocabulary and training of every bilingual run: chapter 1's recipe, so its EncDec runs serve here.
 d_model = 16
 d_ff = 64
@@ -92,36 +94,32 @@ variants = {
     "causallm_tgtonly+deep": [1, 2, 3],
     "causallm_tgtonly+wide": [1, 2, 3],
 }
-noise_sizes = [2, 3]  # EncDec sizes trained with every seed of noise_seeds: the seed-to-seed noise
+noise_sizes = [2, 3]  # EncDec sizes trained with every seed of noise_seeds, on each pair: the seed noise
 noise_seeds = [0, 1, 2]
 max_eval_sentences = None  # evaluate the stored models on the first sentences of each test set (None: all)
 decode_sentences = 200  # sentences of each test set translated (greedy) for BLEU
 n_perturbations = 100  # refits for the uncertainty of the Eq. 7 parameters
 # Multilingual many-to-many models (Sec. 6): directions, zero-shot directions, sampling, budget.
-ml_directions = ["en-de", "de-en", "en-fr", "fr-en"]
-ml_eval_directions = ["de-fr", "fr-de"]
+ml_directions = ["en-de", "de-en", "en-fr", "fr-en", "en-zh", "zh-en"]
+ml_eval_directions = ["de-fr", "fr-de", "de-zh", "zh-de", "fr-zh", "zh-fr"]
 ml_test_sets = ["l10n", "story"]
 ml_max_test_pairs = 500  # a fixed random subset of each test set in every direction (None: all)
 ml_max_train_pairs = 40000  # per direction; more than the updates reach, and a quicker vocabulary
 ml_vocab_size = 2000
-ml_character_coverage = 0.9995
+ml_character_coverage = 0.995  # with byte fallback: rarer Chinese characters are spelled as UTF-8 bytes
+ml_byte_fallback = True
 ml_temperature = 5.0
 ml_steps = 800
 ml_decode_sentences = 100
 ml_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
-# The vocabulary check behind leaving Chinese out at small vocabularies: En<->{De, Fr, Zh} directions.
-zh_check_directions = ["en-de", "de-en", "en-fr", "fr-en", "en-zh", "zh-en"]
-zh_check_vocab_size = 2000
-zh_check_coverage = 0.995
-zh_check_max_train_pairs = None
 # Low-resource transfer (Fig. 6): De->En at a small share of training next to Fr->En or Zh->En.
 transfer_helpers = ["fr", "zh"]
 transfer_de_share = 0.1
-transfer_character_coverage = 0.995
 transfer_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
 
 # %%
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import altair as alt
@@ -131,7 +129,7 @@ from IPython.display import Markdown, display
 
 from nmtscale import architectures as arch
 from nmtscale import bivariate, charts, corpus, runs
-from nmtscale.config import from_dict, override
+from nmtscale.config import override
 from nmtscale.data import prepare_data
 from nmtscale.tokenizer import Tokenizer
 
@@ -143,10 +141,12 @@ store = Path(runs_dir)  # the notebook runs in the repository root
 started = time.perf_counter()
 
 # %% [markdown]
-# ## A. Bilingual scaling on English→German
+# ## A. Bilingual scaling on English→German and English→French
 #
 # One base configuration fixes width, data and training; `nmtscale.architectures.architecture_plan` builds,
-# for each EncDec size (k encoder and k decoder layers), the language models matched to it.
+# for each EncDec size (k encoder and k decoder layers), the language models matched to it. Every
+# architecture and size is trained on each language pair of `pairs`, as the paper does with En-Fr and En-Zh
+# (Fig. 2); each pair is evaluated on the test sets it has (French has no French-original test set).
 
 # %%
 # Chapter 1's base config, from the same function: its EncDec runs are the same configs, with the same hashes.
@@ -168,111 +168,132 @@ base = bivariate.base_config(
     }
 )
 lm_schedule = {"train.checkpoint_interval": steps // eval_points, "eval.interval": steps // eval_points}
-plan = []
-for variant, sizes in variants.items():
-    variant_base = base if variant == "encdec" else override(base, lm_schedule)
-    plan += arch.architecture_plan(variant_base, sizes, [variant], group="en-de")
-noise_plan = [
-    arch.PlannedModel(
-        "encdec",
-        size,
-        f"seed {s}",
-        override(base, {"model.enc_layers": size, "model.dec_layers": size, "train.seed": s}),
-    )
-    for size in noise_sizes
-    for s in noise_seeds
-]
-print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs, {workers} at a time")
+pair_test_sets = {
+    pair: [name for name in TEST_SETS if name in corpus.test_set_names(*pair.split("-"))] for pair in pairs
+}
+plan, noise_plan = [], []
+for pair in pairs:
+    pair_base = override(base, {"data.directions": [pair], "data.test_sets": pair_test_sets[pair]})
+    for variant, sizes in variants.items():
+        variant_base = pair_base if variant == "encdec" else override(pair_base, lm_schedule)
+        plan += arch.architecture_plan(variant_base, sizes, [variant], group=pair)
+    noise_plan += [
+        arch.PlannedModel(
+            "encdec",
+            size,
+            pair,
+            override(pair_base, {"model.enc_layers": size, "model.dec_layers": size, "train.seed": s}),
+        )
+        for size in noise_sizes
+        for s in noise_seeds
+    ]
+print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs over {pairs}, {workers} at a time")
 summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run, runs_dir)
 noise_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
 table = arch.run_table(plan, summaries, store)
-table["test_set"] = table["test_set"].str.removeprefix("en-de/")
+table["test_set"] = table["test_set"].str.split("/").str[1]
 print("failed runs:", sorted(set(table.loc[table["status"] != "finished", "variant"])) or "none")
 
 # %% [markdown]
 # ### Run summary
 #
-# One row per model: its size $N$ (non-embedding parameters, as in the paper), layers (all of them:
-# encoder plus decoder, or the language model's single stack), final loss per test set, the slope of the
-# loss over the second half of training (nats per doubling of the steps, mean over the test sets: about zero
-# once the curve has flattened), and the measured training speed.
+# One row per model: its language pair (`group`), size $N$ (non-embedding parameters, as in the paper),
+# layers (all of them: encoder plus decoder, or the language model's single stack), final loss per test set,
+# the slope of the loss over the second half of training (nats per doubling of the steps, mean over the test
+# sets: about zero once the curve has flattened), and the measured training speed.
 
 # %%
 per_run = table.pivot_table(
-    index=["variant", "size", "layers", "N", "tokens_per_s", "wall_time_s"], columns="test_set", values="loss"
+    index=["group", "variant", "size", "layers", "N", "tokens_per_s", "wall_time_s"],
+    columns="test_set",
+    values="loss",
 )[TEST_SETS].reset_index()
-slopes = table.groupby(["variant", "size"])["slope"].mean().rename("slope_2nd_half").reset_index()
-per_run = per_run.merge(slopes, on=["variant", "size"]).sort_values(["size", "N"]).reset_index(drop=True)
-per_run.round({"tokens_per_s": 0, "wall_time_s": 0})
+slopes = table.groupby(["group", "variant", "size"])["slope"].mean().rename("slope_2nd_half").reset_index()
+per_run = per_run.merge(slopes, on=["group", "variant", "size"]).sort_values(["group", "size", "N"])
+per_run.reset_index(drop=True).round({"tokens_per_s": 0, "wall_time_s": 0})
 
 # %% [markdown]
 # ### Seed-to-seed noise
 #
-# EncDec models trained with several seeds give the noise level against which differences between
-# architectures are judged, and the size of the perturbations for the uncertainty of the fits.
+# EncDec models trained with several seeds, on each pair, give the noise level against which differences
+# between architectures are judged, and the size of the perturbations for the uncertainty of the fits.
 
 # %%
 noise_table = arch.run_table(noise_plan, noise_summaries, store)
-noise_table["test_set"] = noise_table["test_set"].str.removeprefix("en-de/")
-noise = noise_table.groupby(["size", "test_set"])["loss"].agg(["std", "count"]).reset_index()
+noise_table["test_set"] = noise_table["test_set"].str.split("/").str[1]
+noise = noise_table.groupby(["group", "size", "test_set"])["loss"].agg(["std", "count"]).reset_index()
 seed_std = float(noise["std"].mean())
 relative_sigma = seed_std / float(table["loss"].mean())
 print(f"seed standard deviation of the final loss: {seed_std:.4f} nats (relative {relative_sigma:.2e})")
-noise.pivot_table(index="size", columns="test_set", values="std")[TEST_SETS]
+noise.pivot_table(index=["group", "size"], columns="test_set", values="std")[TEST_SETS]
 
 # %% [markdown]
 # ### Loss by source length, and translations, from the stored models
 #
-# Every final model (`runs/<hash>/model.pt`) is evaluated again on the three test sets split by source
-# length into thirds (short, medium, long: boundaries in source words over all three sets), and translates
-# the first sentences of each set greedily for BLEU (`nmtscale.architectures.evaluate_stored`, cached
-# beside the model).
+# Every final model (`runs/<hash>/model.pt`) is evaluated again on its pair's test sets split by source
+# length into thirds (short, medium, long: boundaries in source words over all of the pair's test sets), and
+# translates the first sentences of each set greedily for BLEU (`nmtscale.architectures.evaluate_stored`,
+# cached beside the model).
 
 # %%
-test_pairs = {
-    f"en-de/{name}": corpus.load_test_set(name, "en", "de")[:max_eval_sentences] for name in TEST_SETS
-}
-edges = arch.length_edges([src for pairs in test_pairs.values() for src, _ in pairs])
-print(f"source words: short < {edges[0]} <= medium < {edges[1]} <= long")
-request = arch.EvalRequest(test_pairs, edges, decode_sentences, max_tokens)
-results = arch.evaluate_runs([store / s.run_id for s in summaries], request, workers, threads_per_run)
-buckets, translations = arch.stored_table(plan, results)
-buckets["test_set"] = buckets["test_set"].str.removeprefix("en-de/")
-translations["test_set"] = translations["test_set"].str.removeprefix("en-de/")
-bucket_counts = buckets[buckets["variant"] == "EncDec"].drop_duplicates(["test_set", "bucket"])
-bucket_counts.pivot_table(index="test_set", columns="bucket", values="sentences")[list(arch.LENGTH_BUCKETS)]
+bucket_frames, translation_frames = [], []
+for pair in pairs:
+    test_pairs = {
+        f"{pair}/{name}": corpus.load_test_set(name, *pair.split("-"))[:max_eval_sentences]
+        for name in pair_test_sets[pair]
+    }
+    edges = arch.length_edges([src for pairs_of_set in test_pairs.values() for src, _ in pairs_of_set])
+    print(f"{pair} source words: short < {edges[0]} <= medium < {edges[1]} <= long")
+    request = arch.EvalRequest(test_pairs, edges, decode_sentences, max_tokens)
+    pair_runs = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.group == pair]
+    results = arch.evaluate_runs([store / s.run_id for _, s in pair_runs], request, workers, threads_per_run)
+    pair_buckets, pair_translations = arch.stored_table([p for p, _ in pair_runs], results)
+    bucket_frames.append(pair_buckets)
+    translation_frames.append(pair_translations)
+buckets, translations = pd.concat(bucket_frames), pd.concat(translation_frames)
+for frame in (buckets, translations):
+    frame["test_set"] = frame["test_set"].str.split("/").str[1]
+    frame["pair_test_set"] = frame["group"] + " " + frame["test_set"]
+bucket_counts = buckets[buckets["variant"] == "EncDec"].drop_duplicates(["group", "test_set", "bucket"])
+bucket_counts.pivot_table(index=["group", "test_set"], columns="bucket", values="sentences")[
+    list(arch.LENGTH_BUCKETS)
+]
 
 # %% [markdown]
 # ## Loss and BLEU against parameters (Fig. 2) and layers (Fig. 9)
 #
 # Eq. 7, $L(N) = \beta (N / N_0)^{-\alpha} + L_\infty$ with $N_0$ the 1-layer EncDec, fitted to each
-# architecture (dashed). With three sizes per language model the three-parameter law passes through the
-# points exactly; the intervals below (refits on losses perturbed by the seed noise) say how little that
-# determines.
+# architecture (dashed), one row of charts per language pair. With three sizes per language model the
+# three-parameter law passes through the points exactly; the intervals below (refits on losses perturbed
+# by the seed noise) say how little that determines.
 
 # %%
 n0 = arch.non_embedding_params(base.model.replace(enc_layers=1, dec_layers=1))
-test_fits = arch.fit_power_laws(table, ["variant", "test_set"], n0, relative_sigma)
+test_fits = arch.fit_power_laws(table, ["group", "variant", "test_set"], n0, relative_sigma)
 test_curves = arch.law_curves(test_fits)
 
 
-def by_test_set(make_chart):
-    return alt.hconcat(*[make_chart(t) for t in TEST_SETS])
+def by_pair_and_test_set(make_chart):
+    """One row of charts per language pair, one chart per test set of the pair."""
+    return alt.vconcat(
+        *[alt.hconcat(*[make_chart(pair, name) for name in pair_test_sets[pair]]) for pair in pairs]
+    )
 
 
-def loss_chart(test_set, x="N", fit=True):
-    points = table[table["test_set"] == test_set]
-    curves = test_curves[test_curves["test_set"] == test_set] if fit else None
+def loss_chart(pair, test_set, x="N", fit=True):
+    def chosen(frame):
+        return frame[(frame["group"] == pair) & (frame["test_set"] == test_set)]
+
     return charts.scaling_chart(
-        points,
+        chosen(table),
         x=x,
         y="loss",
         series="variant",
-        fit=curves,
+        fit=chosen(test_curves) if fit else None,
         connect=not fit,
         tooltip=["size", "layers", "N"],
-        title=f"en-de {test_set}",
+        title=f"{pair} {test_set}",
         x_title="non-embedding parameters N" if x == "N" else "layers",
         y_title="test loss (nats)",
         width=260,
@@ -280,7 +301,7 @@ def loss_chart(test_set, x="N", fit=True):
     )
 
 
-by_test_set(loss_chart)
+by_pair_and_test_set(loss_chart)
 
 
 # %%
@@ -307,70 +328,78 @@ def panels(frame, column, values, y, title, y_title, log_y=True, tooltip=("size"
     )
 
 
-panels(
-    translations,
-    "test_set",
-    TEST_SETS,
-    "bleu",
-    lambda t: f"en-de {t}: BLEU of {decode_sentences} sentences",
-    "BLEU",
-    log_y=False,
-    tooltip=("size", "layers", "chrf"),
+alt.vconcat(
+    *[
+        panels(
+            translations,
+            "pair_test_set",
+            [f"{pair} {name}" for name in pair_test_sets[pair]],
+            "bleu",
+            lambda key: f"{key}: BLEU of {decode_sentences} sentences",
+            "BLEU",
+            log_y=False,
+            tooltip=("size", "layers", "chrf"),
+        )
+        for pair in pairs
+    ]
 )
 
 # %%
-by_test_set(lambda t: loss_chart(t, x="layers", fit=False))
+by_pair_and_test_set(lambda pair, name: loss_chart(pair, name, x="layers", fit=False))
 
 # %% [markdown]
 # ### The gap to EncDec at each size
 #
-# Loss of each language model minus the loss of the EncDec it is matched to (same size), on each test set;
-# the paper's claim is that these gaps shrink as the models grow.
+# Loss of each language model minus the loss of the EncDec it is matched to (same pair and size), on each
+# test set; the paper's claim is that these gaps shrink as the models grow.
 
 # %%
-encdec_loss = table[table["variant"] == "EncDec"].set_index(["size", "test_set"])["loss"]
+encdec_loss = table[table["variant"] == "EncDec"].set_index(["group", "size", "test_set"])["loss"]
 gaps = table[table["variant"] != "EncDec"].copy()
 gaps["gap"] = (
     gaps["loss"].to_numpy()
-    - encdec_loss.reindex(list(zip(gaps["size"], gaps["test_set"], strict=True))).to_numpy()
+    - encdec_loss.reindex(list(zip(gaps["group"], gaps["size"], gaps["test_set"], strict=True))).to_numpy()
 )
-gap_table = gaps.pivot_table(index=["variant", "test_set"], columns="size", values="gap")
+gap_table = gaps.pivot_table(index=["group", "variant", "test_set"], columns="size", values="gap")
 gap_table
 
 # %% [markdown]
 # ## Exponents across evaluation settings (Fig. 3)
 #
-# Eq. 7 fitted per architecture on source-original sentences (`l10n` and `story`, written in English),
-# target-original ones (`ding`, written in German), and on short, medium and long sources (all three sets).
-# Losses are the stored models' per-token cross-entropy over each subset.
+# Eq. 7 fitted per pair and architecture on source-original sentences (`l10n` and `story`, written in
+# English), target-original ones (`ding`, written in German: En→De only), and on short, medium and long
+# sources (all of the pair's test sets). Losses are the stored models' per-token cross-entropy over each
+# subset.
 
 # %%
 settings = arch.evaluation_settings(buckets, SOURCE_ORIGINAL, TARGET_ORIGINAL)
 setting_fits = arch.fit_power_laws(
-    settings, ["variant", "setting"], n0, relative_sigma, n_perturbations, seed
+    settings, ["group", "variant", "setting"], n0, relative_sigma, n_perturbations, seed
 )
 exponents = arch.law_parameters(setting_fits)
 order = ["source-original", "target-original", *arch.LENGTH_BUCKETS]
-base_chart = alt.Chart(exponents).encode(
-    y=alt.Y("setting:N", sort=order, title=None),
-    color=alt.Color("variant:N", scale=charts.color_scale(sorted(exponents["variant"].unique()))),
-    yOffset="variant:N",
-)
-display(
-    alt.hconcat(
-        *[
-            alt.layer(
-                base_chart.mark_rule().encode(x=alt.X(f"{name}_lower:Q", title=name), x2=f"{name}_upper:Q"),
-                base_chart.mark_point(filled=True).encode(
-                    x=f"{name}:Q", tooltip=["variant", "setting", alt.Tooltip(f"{name}:Q", format=".3f")]
-                ),
-            ).properties(width=300, height=320, title=f"Eq. 7 {name} with 95% intervals")
-            for name in ("alpha", "L_inf")
-        ]
+variant_colors = charts.color_scale(sorted(exponents["variant"].unique()))
+
+
+def exponent_chart(pair, name):
+    """Eq. 7 parameter `name` with its 95% interval per setting and variant, on one pair's models."""
+    chart = alt.Chart(exponents[exponents["group"] == pair]).encode(
+        y=alt.Y("setting:N", sort=order, title=None),
+        color=alt.Color("variant:N", scale=variant_colors),
+        yOffset="variant:N",
     )
-)
+    return alt.layer(
+        chart.mark_rule().encode(x=alt.X(f"{name}_lower:Q", title=name), x2=f"{name}_upper:Q"),
+        chart.mark_point(filled=True).encode(
+            x=f"{name}:Q", tooltip=["variant", "setting", alt.Tooltip(f"{name}:Q", format=".3f")]
+        ),
+    ).properties(width=300, height=320, title=f"{pair}: Eq. 7 {name} with 95% intervals")
+
+
+display(alt.vconcat(*[alt.hconcat(*[exponent_chart(p, n) for n in ("alpha", "L_inf")]) for p in pairs]))
 exponents[
     [
+        "group",
         "variant",
         "setting",
         "alpha",
@@ -387,21 +416,29 @@ exponents[
 # ## Compute: FLOPs per token and measured speed (Fig. 7)
 #
 # Analytic matmul FLOPs per target token (`nmtscale.flops`, checked against torch's flop counter in the
-# tests) at the mean training sentence lengths; training is three forward passes, inference one (a CausalLM
-# computes no source logits at inference). Measured: the median training throughput of each run (target
-# tokens/s, one thread, two runs side by side) and greedy decoding speed of the stored models.
+# tests) at the mean training sentence lengths of the first pair; training is three forward passes,
+# inference one (a CausalLM computes no source logits at inference). Measured: the median training
+# throughput of each of the first pair's runs (target tokens/s, one thread, two runs side by side) and greedy
+# decoding speed of its stored models.
 
 # %%
-tokenizer = Tokenizer(store / summaries[0].run_id / runs.TOKENIZER)
-train_pairs = corpus.load_pairs("en", "de", "train")
+main_pair = pairs[0]
+main_plan = [p for p in plan if p.group == main_pair]
+main_summaries = [s for p, s in zip(plan, summaries, strict=True) if p.group == main_pair]
+tokenizer = Tokenizer(store / main_summaries[0].run_id / runs.TOKENIZER)
+train_pairs = corpus.load_pairs(*main_pair.split("-"), "train")
 src_len = round(np.mean([len(ids) for ids in tokenizer.encode([s for s, _ in train_pairs])]))
 tgt_len = round(np.mean([len(ids) + 1 for ids in tokenizer.encode([t for _, t in train_pairs])]))
-flops = arch.flops_table(plan, tokenizer.vocab_size, src_len, tgt_len)
-speed = table.drop_duplicates("run_id")[["variant", "size", "tokens_per_s"]]
-decode_speed = translations.groupby(["variant", "size"])[["target_tokens", "seconds"]].sum()
+flops = arch.flops_table(main_plan, tokenizer.vocab_size, src_len, tgt_len)
+speed = table[table["group"] == main_pair].drop_duplicates("run_id")[["variant", "size", "tokens_per_s"]]
+decode_speed = (
+    translations[translations["group"] == main_pair]
+    .groupby(["variant", "size"])[["target_tokens", "seconds"]]
+    .sum()
+)
 decode_speed = (decode_speed["target_tokens"] / decode_speed["seconds"]).rename("decode_tokens_per_s")
 compute = flops.merge(speed, on=["variant", "size"]).merge(decode_speed.reset_index(), on=["variant", "size"])
-print(f"mean training lengths: source {src_len}, target {tgt_len} tokens (with EOS)")
+print(f"{main_pair} mean training lengths: source {src_len}, target {tgt_len} tokens (with EOS)")
 flop_points = compute.melt(
     id_vars=["variant", "size", "N"],
     value_vars=["train_flops_per_token", "inference_flops_per_token"],
@@ -424,34 +461,20 @@ compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
 # %% [markdown]
 # ## B. Multilingual many-to-many models and zero-shot translation (Sec. 6, Table 3)
 #
-# One model per architecture and size translates English to and from German and French; a tag `<2xx>` on
-# the source names the target language and directions are sampled with temperature `ml_temperature` over
-# their sizes. German↔French is never trained on (zero-shot) and is evaluated on the four-way test sets.
-# Off-target rate: the share of translations whose language (offline identification, `nmtscale.langid`)
-# is not the requested one.
+# One model per architecture and size translates English to and from German, French and Chinese; a tag
+# `<2xx>` on the source names the target language and directions are sampled with temperature
+# `ml_temperature` over their sizes. German↔French, German↔Chinese and French↔Chinese are never trained on
+# (zero-shot) and are evaluated on the four-way test sets. Off-target rate: the share of translations whose
+# language (offline identification, `nmtscale.langid`) is not the requested one.
 #
-# **Why no Chinese here.** The paper's third language is Chinese. A vocabulary of a few thousand pieces,
-# which the CPU budget needs (the softmax dominates a width-16 model), cannot hold the Chinese characters:
-# the share of Chinese test tokens that are unknown when English, German, French and Chinese share
-# `zh_check_vocab_size` pieces is measured below. A first attempt at this chapter's cpu scale with Chinese
-# among the six directions produced models that, after 600 updates, emitted only the unknown token in every
-# direction, the most frequent target piece; it was stopped and is not shown. The `gpu` scale keeps Chinese,
-# with an 8000-piece vocabulary.
-
-# %%
-zh_check = from_dict(
-    {
-        "data": {
-            "directions": zh_check_directions,
-            "test_sets": ["l10n"],
-            "vocab_size": zh_check_vocab_size,
-            "character_coverage": zh_check_coverage,
-            "max_train_pairs": zh_check_max_train_pairs,
-        }
-    }
-)
-zh_unknown = arch.unknown_share(prepare_data(zh_check.data, runs.cache_root()), "zh")
-print(f"unknown tokens among the Chinese l10n test references: {zh_unknown:.1%}")
+# **Chinese in a small vocabulary.** The CPU budget needs a vocabulary of a few thousand pieces (the softmax
+# dominates a width-16 model), too few for the Chinese characters next to three alphabetic languages. Without
+# help the rarest characters become the unknown piece, and a model that writes Chinese learns to emit it: a
+# first attempt at this scale (character coverage 0.995, no fallback) produced models that emitted only the
+# unknown piece in every direction after 600 updates; it was stopped and is not shown. With SentencePiece's
+# byte fallback (`data.byte_fallback`) a character outside the vocabulary is spelled as its UTF-8 bytes
+# instead, so every Chinese sentence can be read and written. The shares below are measured on the Chinese
+# references of the test sets, with the multilingual runs' own vocabulary settings.
 
 # %%
 ml_base = override(
@@ -464,6 +487,7 @@ ml_base = override(
         "data.max_train_pairs": ml_max_train_pairs,
         "data.vocab_size": ml_vocab_size,
         "data.character_coverage": ml_character_coverage,
+        "data.byte_fallback": ml_byte_fallback,
         "data.temperature": ml_temperature,
         "train.steps": ml_steps,
         "train.checkpoint_interval": ml_steps // eval_points,
@@ -472,14 +496,27 @@ ml_base = override(
         "eval.max_decode_sentences": ml_decode_sentences,
     },
 )
+if any("zh" in direction.split("-") for direction in ml_directions):
+    vocabulary_check = pd.DataFrame(
+        [
+            {"byte_fallback": fallback}
+            | arch.piece_shares(
+                prepare_data(replace(ml_base.data, byte_fallback=fallback), runs.cache_root()), "zh"
+            )
+            for fallback in (False, True)
+        ]
+    )
+    display(vocabulary_check.rename(columns={"unknown": "unknown share", "byte": "byte-piece share"}))
+
+# %%
 ml_plan = [
     p for v, sizes in ml_variants.items() for p in arch.architecture_plan(ml_base, sizes, [v], "many-to-many")
 ]
 
 # Low-resource transfer (Fig. 6): De->En gets `transfer_de_share` of the updates, Fr->En or Zh->En the rest.
-# At this budget no sentence pair is seen twice, so a small share of updates is a small training set. Chinese
-# is on the source side only, where unknown pieces do not become outputs; one vocabulary over German, French,
-# Chinese and English serves both helpers (tokenizer_directions), so their German losses compare.
+# At this budget no sentence pair is seen twice, so a small share of updates is a small training set. One
+# vocabulary over German, French, Chinese and English serves both helpers (tokenizer_directions), so their
+# German losses compare.
 transfer_plan = []
 for helper in transfer_helpers:
     helper_base = override(
@@ -490,7 +527,6 @@ for helper in transfer_helpers:
             "data.test_sets": ["l10n"],
             "data.temperature": None,
             "data.weights": [transfer_de_share, 1 - transfer_de_share],
-            "data.character_coverage": transfer_character_coverage,
             "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *transfer_helpers]],
         },
     )
@@ -589,22 +625,27 @@ with pd.option_context("display.max_colwidth", 250):
 # Generated from this run's tables, so the text cannot drift from the results.
 
 # %%
-gap_summary = arch.gaps_to_encdec(table)
 finished = table.drop_duplicates("run_id")
 supervised_bleu = ml.loc[ml["kind"] != "zero-shot", "bleu"]
 lines = [
-    f"- {len(finished)} bilingual En->De runs ({len(plan)} models), {finished['N'].min():,}-"
+    f"- {len(finished)} bilingual runs on {', '.join(pairs)} ({len(plan)} models), {finished['N'].min():,}-"
     f"{finished['N'].max():,} non-embedding parameters, {steps} updates of ~{max_tokens} target tokens; "
     f"over the second half of training the loss still fell {-per_run['slope_2nd_half'].max():.3f}-"
     f"{-per_run['slope_2nd_half'].min():.3f} nats per doubling of the steps.",
     f"- Seed noise: {seed_std:.4f} nats standard deviation of the final loss; a difference between two "
     f"runs counts above {noise_threshold:.3f} nats.",
-    "- Mean loss over test sets, gap to EncDec at equal size: "
-    + "; ".join(
-        f"{v} " + ", ".join(f"{g:+.3f}" for g in group.sort_values("size")["gap"])
-        for v, group in gap_summary.groupby("variant")
+]
+for pair in pairs:
+    gap_summary = arch.gaps_to_encdec(table[table["group"] == pair])
+    lines.append(
+        f"- {pair}, mean loss over test sets, gap to EncDec at equal size: "
+        + "; ".join(
+            f"{v} " + ", ".join(f"{g:+.3f}" for g in group.sort_values("size")["gap"])
+            for v, group in gap_summary.groupby("variant")
+        )
+        + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))})."
     )
-    + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))}).",
+lines += [
     f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
     f"{exponents['alpha'].max():.3f}; median 95% interval width "
     f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",

@@ -95,17 +95,21 @@ def test_length_terciles_and_buckets():
 
 def test_evaluation_settings_pool_by_tokens():
     rows = []
-    for test_set, bucket, tokens, loss in [
-        ("l10n", "short", 10, 2.0),
-        ("l10n", "long", 30, 4.0),
-        ("story", "long", 20, 1.0),
-        ("ding", "short", 10, 5.0),
+    for group, test_set, bucket, tokens, loss in [
+        ("en-de", "l10n", "short", 10, 2.0),
+        ("en-de", "l10n", "long", 30, 4.0),
+        ("en-de", "story", "long", 20, 1.0),
+        ("en-de", "ding", "short", 10, 5.0),
+        ("en-fr", "l10n", "short", 10, 7.0),
     ]:
         rows.append(
-            {"variant": "EncDec", "size": 1, "layers": 2, "N": 100, "test_set": test_set, "bucket": bucket}
-            | {"tokens": tokens, "loss": loss}
+            {"group": group, "variant": "EncDec", "size": 1, "layers": 2, "N": 100, "test_set": test_set}
+            | {"bucket": bucket, "tokens": tokens, "loss": loss}
         )
-    settings = arch.evaluation_settings(pd.DataFrame(rows), ["l10n", "story"], ["ding"]).set_index("setting")
+    both = arch.evaluation_settings(pd.DataFrame(rows), ["l10n", "story"], ["ding"])
+    en_fr = both[both["group"] == "en-fr"].set_index("setting")["loss"]
+    assert en_fr.to_dict() == {"source-original": 7.0, "short": 7.0}  # no target-original set in en-fr
+    settings = both[both["group"] == "en-de"].set_index("setting")
     assert settings.loc["source-original", "loss"] == pytest.approx((20 + 120 + 20) / 60)
     assert settings.loc["target-original", "loss"] == pytest.approx(5.0)
     assert settings.loc["short", "loss"] == pytest.approx(3.5)
@@ -345,6 +349,24 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
 
 
+def test_bilingual_claims_are_judged_per_language_pair():
+    """A second pair where CausalLM is level with EncDec: its own rows say so, the first pair's stay."""
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    second = table[table["test_set"] == "l10n"].assign(
+        loss=lambda t: t["loss"] - (t["variant"] == arch.CAUSAL_DEEP) * 0.3 / t["size"]
+    )
+    two_pairs = pd.concat([table.assign(group="en-de"), second.assign(group="en-fr")], ignore_index=True)
+    exponents = pd.concat([exponents.assign(group="en-de"), exponents.assign(group="en-fr")])
+    source_only = settings[settings["setting"] != "target-original"]
+    settings = pd.concat([settings.assign(group="en-de"), source_only.assign(group="en-fr")])
+    result = arch.claims(two_pairs, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    assert result.loc["CausalLM is behind EncDec (en-de)", "verdict"] == "reproduced"
+    assert result.loc["CausalLM is behind EncDec (en-fr)", "verdict"] == "within noise"
+    assert "Target-original sentences are harder to model (en-de)" in result.index
+    assert "Target-original sentences are harder to model (en-fr)" not in result.index  # no such test set
+    assert len(result) == 2 * 10 - 1 + 6  # bilingual claims per pair, then compute, multilingual, transfer
+
+
 def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
     """PrefixLM ahead of the EncDec of its own size at size 2 only: a mean over sizes would hide it."""
     table, exponents, settings, compute, ml, transfer = synthetic_results()
@@ -356,13 +378,22 @@ def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
     assert "De + Zh, size 2: CausalLM + Deep +0.500, PrefixLM + Deep -0.050" in result.loc[claim, "measured"]
 
 
-def test_unknown_share_counts_unknown_reference_pieces():
+def test_piece_shares_count_unknown_and_byte_reference_pieces():
     def test_set(direction, targets):
         return DataTestSet("t", direction, [Example([5], tgt) for tgt in targets], [], [])
 
+    class ByteAbove100:
+        @staticmethod
+        def is_byte(token):
+            return token > 100
+
     data = ExperimentData(
-        None, ["en-zh"], [], [test_set("en-zh", [[UNK, 5, 6], [UNK]]), test_set("en-de", [[UNK]])], True
+        ByteAbove100(),
+        ["en-zh"],
+        [],
+        [test_set("en-zh", [[UNK, 5, 6, 101], [UNK, 102, 103, 7]]), test_set("en-de", [[UNK, 104]])],
+        True,
     )
-    assert arch.unknown_share(data, "zh") == pytest.approx(0.5)
+    assert arch.piece_shares(data, "zh") == {"unknown": pytest.approx(0.25), "byte": pytest.approx(0.375)}
     with pytest.raises(ValueError, match="'fr'"):
-        arch.unknown_share(data, "fr")
+        arch.piece_shares(data, "fr")

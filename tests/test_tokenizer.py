@@ -91,3 +91,22 @@ def test_coverage_is_lowered_for_scripts_with_many_characters(tmp_path):
     tokenizer = train_tokenizer(texts, vocab_size=150, cache_dir=tmp_path)
     assert tokenizer.vocab_size == 150
     assert tokenizer.decode(tokenizer.encode([ideographs[0] * 3])) == [ideographs[0] * 3]
+
+
+def test_byte_fallback_spells_rare_characters_as_bytes(tmp_path):
+    ideographs = [chr(0x4E00 + i) for i in range(400)]
+    rng = random.Random(0)
+    weights = [1 / rank**2 for rank in range(1, len(ideographs) + 1)]
+    texts = ["".join(rng.choices(ideographs, weights, k=30)) for _ in range(1200)]
+    rare = ideographs[-1] + ideographs[-2]  # far beyond the 0.98 coverage
+    plain = train_tokenizer(texts, vocab_size=400, cache_dir=tmp_path, character_coverage=0.98)
+    with_bytes = train_tokenizer(
+        texts, vocab_size=400, cache_dir=tmp_path, character_coverage=0.98, byte_fallback=True
+    )
+    assert with_bytes.model_path != plain.model_path
+    assert UNK in plain.encode([rare])[0]
+    (ids,) = with_bytes.encode([rare])
+    assert UNK not in ids
+    assert sum(with_bytes.is_byte(i) for i in ids) == len(rare.encode("utf-8"))  # three bytes each
+    assert with_bytes.decode([ids]) == [rare]
+    assert not any(plain.is_byte(i) for i in range(plain.vocab_size))

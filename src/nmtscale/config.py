@@ -44,6 +44,7 @@ class DataConfig:
     disjoint_sources: bool = False
     tokenizer_directions: list[str] | None = None
     max_test_pairs: int | None = None
+    byte_fallback: bool = False
 
     def validate(self, source: str) -> None:
         if not self.directions:
@@ -251,6 +252,7 @@ KEYS_ADDED_LATER: tuple[str, ...] = (
     "data.disjoint_sources",
     "data.tokenizer_directions",
     "data.max_test_pairs",
+    "data.byte_fallback",
 )
 
 

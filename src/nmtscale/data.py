@@ -85,6 +85,7 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         user_symbols=tags,
         cache_dir=cache_dir / "tokenizers",
         character_coverage=cfg.character_coverage,
+        byte_fallback=cfg.byte_fallback,
     )
     tasks = [
         encode_pairs(tokenizer, pairs, direction, tagged, task)

@@ -58,6 +58,10 @@ class Tokenizer:
             raise ValueError(f"piece {piece!r} is not in the vocabulary of {self.model_path}")
         return token
 
+    def is_byte(self, token: int) -> bool:
+        """Whether the id is one of the byte pieces of a byte-fallback vocabulary."""
+        return self._sp.is_byte(int(token))
+
     def piece(self, token: int) -> str:
         """The vocabulary piece of one id."""
         return self._sp.id_to_piece(int(token))
@@ -75,6 +79,7 @@ def train_tokenizer(
     cache_dir: str | Path = DEFAULT_CACHE_DIR,
     model_type: str = "unigram",
     character_coverage: float | None = None,
+    byte_fallback: bool = False,
 ) -> Tokenizer:
     """Train (or load from `cache_dir`) a SentencePiece model on `texts`.
 
@@ -82,7 +87,9 @@ def train_tokenizer(
     stored model and any change trains a new one. Chinese has thousands of characters (En-Zh train needs
     about 2,100 for 99.95% coverage): with `character_coverage=None` the coverage is lowered so that single
     characters take at most half of the vocabulary (never below 0.98, SentencePiece's floor), and the
-    rarest characters map to UNK. Even at 0.98, En-Zh train needs about 680 characters.
+    rarest characters map to UNK. Even at 0.98, En-Zh train needs about 680 characters. With `byte_fallback`
+    a character outside the vocabulary becomes its UTF-8 bytes (256 of the pieces are bytes) instead of UNK,
+    so a model can still read and write it.
     """
     if vocab_size < 8:
         raise ValueError(f"vocab_size must be at least 8, got {vocab_size}")
@@ -99,6 +106,8 @@ def train_tokenizer(
         "character_coverage": character_coverage,
         "sentencepiece": spm.__version__,
     }
+    if byte_fallback:  # only when set, so tokenizers trained before the option keep their cache names
+        settings["byte_fallback"] = True
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for text in texts:
         digest.update(text.encode("utf-8"))
@@ -122,6 +131,7 @@ def train_tokenizer(
         bos_id=BOS,
         eos_id=EOS,
         user_defined_symbols=settings["user_symbols"],
+        byte_fallback=byte_fallback,
         # Single-threaded and unsampled: the same texts give the same model on every machine.
         num_threads=1,
         input_sentence_size=0,

@@ -172,11 +172,25 @@ two_weights = pd.concat(
 fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 
 # %% [markdown]
-# Two more modules serve particular analyses. `nmtscale.reference` finds and loads published data the
-# fitting machinery is checked on (`load_chinchilla_points`, used in Appendix A). `nmtscale.bivariate` is
-# chapter 1's analysis: `analyse(table, direction, test_set)` fits the univariate and bivariate laws to the
-# rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`, `fit_quality`,
-# `recipe_comparison`, `allocation` and `claims` turn the analyses into the chapter's tables.
+# More modules serve particular analyses. `nmtscale.reference` finds and loads published data the fitting
+# machinery is checked on (`load_chinchilla_points`, used in Appendix A). Each chapter's analysis has its
+# module, whose `claims` builds the chapter's claim / measurement / verdict table:
+#
+# - `nmtscale.bivariate` (chapter 1): `base_config` (the run config later chapters build on, so shared runs
+#   keep their hashes); `analyse(table, direction, test_set)` fits the univariate and bivariate laws to the
+#   rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`, `fit_quality`,
+#   `recipe_comparison` and `allocation` turn the analyses into tables.
+# - `nmtscale.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test set and
+#   the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated training
+#   sets from stored teacher models), `student_plan` and `student_table`, `bleu_fits` (Eq. 5 with
+#   intervals), `equal_loss_comparison` and `embedding_similarity` (the offline sentence-embedding score).
+# - `nmtscale.architectures` (chapter 3): `architecture_plan` (EncDec sizes and the LM + Deep / LM + Wide
+#   models matched to them), `run_table`, `evaluate_runs` (stored models by source length, with greedy
+#   translations), `fit_power_laws` (Eq. 7 with perturbation intervals), `flops_table`, `translation_table`,
+#   `table3` and `piece_shares` (unknown and byte pieces of a vocabulary).
+# - `nmtscale.multilingual` (chapter 4): `chapter_plan` (cohorts x weights x sizes), `run_table` with the
+#   App. G correction, `per_weight_fits`, `joint_fits`, `effective_fractions`, `weighted_fits`, `frontiers`
+#   and `three_pair_predictions`.
 
 # %% [markdown]
 # ## Quality: `nmtscale.metrics`, `nmtscale.langid`

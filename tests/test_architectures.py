@@ -349,6 +349,20 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
 
 
+def test_off_target_claims_need_models_that_translate():
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    ml["bleu"] = 0.05  # degenerate outputs: their identified language is no zero-shot translation
+    result = arch.claims(table, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    for claim in (
+        "PrefixLM has fewer off-target zero-shot translations than EncDec",
+        "CausalLM brings no zero-shot benefit",
+    ):
+        assert result.loc[claim, "verdict"].startswith("not testable (zero-shot BLEU at most 0.05 < 1")
+    assert result.loc[
+        "EncDec still fits zero-shot directions best (lower loss than PrefixLM)", "verdict"
+    ] == ("reproduced")
+
+
 def test_bilingual_claims_are_judged_per_language_pair():
     """A second pair where CausalLM is level with EncDec: its own rows say so, the first pair's stay."""
     table, exponents, settings, compute, ml, transfer = synthetic_results()

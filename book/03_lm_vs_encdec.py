@@ -653,13 +653,10 @@ for pair in pairs:
         )
         + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))})."
     )
-deep_wide = table.assign(lm=table["variant"].str.removesuffix(" + Deep").str.removesuffix(" + Wide"))
-deep_wide = deep_wide[deep_wide["scaling"].isin(["deep", "wide"])]
-deep_wide = deep_wide.groupby(["group", "lm", "size", "scaling"])["loss"].mean().unstack("scaling").dropna()
-wide_minus_deep = deep_wide["wide"] - deep_wide["deep"]
+wide_gaps = arch.wide_minus_deep(table)
 lines += [
-    f"- LM + Wide minus LM + Deep: behind in {int((wide_minus_deep > 0).sum())} of {len(wide_minus_deep)} "
-    f"comparisons, beyond {noise_threshold:.3f} nats in {int((wide_minus_deep > noise_threshold).sum())}.",
+    f"- LM + Wide minus LM + Deep: behind in {int((wide_gaps > 0).sum())} of {len(wide_gaps)} comparisons, "
+    f"beyond {noise_threshold:.3f} nats in {int((wide_gaps > noise_threshold).sum())}.",
     f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
     f"{exponents['alpha'].max():.3f}; median 95% interval width "
     f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",

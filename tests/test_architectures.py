@@ -349,6 +349,24 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
 
 
+def test_wide_minus_deep_pairs_each_architecture_size_and_pair():
+    rows = [
+        {"group": g, "arch": a, "scaling": sc, "size": s, "test_set": t, "loss": loss}
+        for g, shift in (("en-de", 0.0), ("en-fr", 1.0))
+        for a in ("prefixlm", "causallm")
+        for s in (1, 2)
+        for sc, extra in (("deep", 0.0), ("wide", 0.1 * s))
+        for t, loss in (("l10n", 3.0 + shift + extra), ("story", 4.0 + shift + extra))
+        if not (a == "causallm" and sc == "wide" and s == 2)  # a Wide model not trained
+    ] + [{"group": "en-de", "arch": "encdec", "scaling": "depth", "size": 1, "test_set": "l10n", "loss": 9.0}]
+    gaps = arch.wide_minus_deep(pd.DataFrame(rows))
+    assert len(gaps) == 6
+    assert gaps[("en-fr", "prefixlm", 2)] == pytest.approx(0.2)
+    assert ("en-de", "causallm", 2) not in gaps.index
+    deep_only = pd.DataFrame([r for r in rows if r["scaling"] != "wide"])
+    assert arch.wide_minus_deep(deep_only).empty
+
+
 def test_off_target_claims_need_models_that_translate():
     table, exponents, settings, compute, ml, transfer = synthetic_results()
     ml["bleu"] = 0.05  # degenerate outputs: their identified language is no zero-shot translation

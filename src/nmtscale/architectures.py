@@ -615,6 +615,17 @@ def gaps_to_encdec(table: pd.DataFrame) -> pd.DataFrame:
     return lms
 
 
+def wide_minus_deep(table: pd.DataFrame) -> pd.Series:
+    """Mean loss over test sets of LM + Wide minus that of LM + Deep, per language pair (`group`),
+    architecture and size, wherever both were trained (an empty series where none was)."""
+    scaled = table[table["scaling"].isin(SCALINGS)]
+    means = scaled.groupby(["group", "arch", "size", "scaling"])["loss"].mean().unstack("scaling")
+    if not set(SCALINGS) <= set(means.columns):
+        return pd.Series(dtype=float, name="wide_minus_deep")
+    both = means.dropna(subset=list(SCALINGS))
+    return (both["wide"] - both["deep"]).rename("wide_minus_deep")
+
+
 def claims(
     table: pd.DataFrame,
     seed_std: float,

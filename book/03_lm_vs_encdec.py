@@ -258,7 +258,7 @@ for pair in pairs:
 buckets, translations = pd.concat(bucket_frames), pd.concat(translation_frames)
 for frame in (buckets, translations):
     frame["test_set"] = frame["test_set"].str.split("/").str[1]
-    frame["pair_test_set"] = frame["group"] + " " + frame["test_set"]
+translations["pair_test_set"] = translations["group"] + " " + translations["test_set"]
 bucket_counts = buckets[buckets["variant"] == "EncDec"].drop_duplicates(["group", "test_set", "bucket"])
 bucket_counts.pivot_table(index=["group", "test_set"], columns="bucket", values="sentences")[
     list(arch.LENGTH_BUCKETS)

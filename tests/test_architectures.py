@@ -213,6 +213,14 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # n
 CAUSAL_WIDE = "CausalLM + Wide"
 
 
+def run_table_names(label: str) -> dict[str, str]:
+    """The `arch` and `scaling` columns `run_table` gives a model with the paper's name `label`."""
+    name, _, scaling = label.rpartition(" + ")
+    if not name:
+        return {"arch": "encdec", "scaling": "depth"}
+    return {"arch": {v: k for k, v in arch.ARCH_NAMES.items()}[name], "scaling": scaling.lower()}
+
+
 def synthetic_results():
     """Tables shaped like the chapter's, where the paper's claims hold by construction."""
     offsets = {
@@ -228,6 +236,7 @@ def synthetic_results():
         [
             {
                 "variant": v,
+                **run_table_names(v),
                 "size": s,
                 "test_set": t,
                 "loss": 4.0 - 0.1 * s + off(s) + (0.2 if t == "ding" else 0),

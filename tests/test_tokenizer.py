@@ -78,27 +78,31 @@ def test_cache_hit_on_same_inputs_and_miss_on_changed_ones(tmp_path):
     )
 
 
+IDEOGRAPHS = [chr(0x4E00 + i) for i in range(400)]
+
+
+def ideograph_texts() -> list[str]:
+    """1200 texts of 30 ideographs each, the character of rank r drawn with frequency ~ 1/r^2."""
+    rng = random.Random(0)
+    weights = [1 / rank**2 for rank in range(1, len(IDEOGRAPHS) + 1)]
+    return ["".join(rng.choices(IDEOGRAPHS, weights, k=30)) for _ in range(1200)]
+
+
 def test_coverage_is_lowered_for_scripts_with_many_characters(tmp_path):
     # 400 ideographs, frequency ~ 1/rank^2: 99.95% coverage needs far more than 150 pieces.
-    ideographs = [chr(0x4E00 + i) for i in range(400)]
-    rng = random.Random(0)
-    weights = [1 / rank**2 for rank in range(1, len(ideographs) + 1)]
-    texts = ["".join(rng.choices(ideographs, weights, k=30)) for _ in range(1200)]
+    texts = ideograph_texts()
     with pytest.raises(RuntimeError, match="required_chars"):
         train_tokenizer(texts, vocab_size=150, cache_dir=tmp_path, character_coverage=0.9995)
     assert 0.98 <= fitting_character_coverage(texts, (150 - 4) // 2) < 0.9995
     assert fitting_character_coverage(TEXTS, 1000) == 0.9995  # small alphabets keep the usual coverage
     tokenizer = train_tokenizer(texts, vocab_size=150, cache_dir=tmp_path)
     assert tokenizer.vocab_size == 150
-    assert tokenizer.decode(tokenizer.encode([ideographs[0] * 3])) == [ideographs[0] * 3]
+    assert tokenizer.decode(tokenizer.encode([IDEOGRAPHS[0] * 3])) == [IDEOGRAPHS[0] * 3]
 
 
 def test_byte_fallback_spells_rare_characters_as_bytes(tmp_path):
-    ideographs = [chr(0x4E00 + i) for i in range(400)]
-    rng = random.Random(0)
-    weights = [1 / rank**2 for rank in range(1, len(ideographs) + 1)]
-    texts = ["".join(rng.choices(ideographs, weights, k=30)) for _ in range(1200)]
-    rare = ideographs[-1] + ideographs[-2]  # far beyond the 0.98 coverage
+    texts = ideograph_texts()
+    rare = IDEOGRAPHS[-1] + IDEOGRAPHS[-2]  # far beyond the 0.98 coverage
     plain = train_tokenizer(texts, vocab_size=400, cache_dir=tmp_path, character_coverage=0.98)
     with_bytes = train_tokenizer(
         texts, vocab_size=400, cache_dir=tmp_path, character_coverage=0.98, byte_fallback=True

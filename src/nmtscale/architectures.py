@@ -616,10 +616,12 @@ def gaps_to_encdec(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def wide_minus_deep(table: pd.DataFrame) -> pd.Series:
-    """Mean loss over test sets of LM + Wide minus that of LM + Deep, per language pair (`group`),
-    architecture and size, wherever both were trained (an empty series where none was)."""
+    """Mean loss over test sets of LM + Wide minus that of LM + Deep (`run_table` rows), per language pair
+    where the table has a `group` column, architecture and size, wherever both were trained (an empty series
+    where none was)."""
+    keys = [key for key in ("group", "arch", "size") if key in table]
     scaled = table[table["scaling"].isin(SCALINGS)]
-    means = scaled.groupby(["group", "arch", "size", "scaling"])["loss"].mean().unstack("scaling")
+    means = scaled.groupby([*keys, "scaling"])["loss"].mean().unstack("scaling")
     if not set(SCALINGS) <= set(means.columns):
         return pd.Series(dtype=float, name="wide_minus_deep")
     both = means.dropna(subset=list(SCALINGS))
@@ -724,35 +726,31 @@ def _bilingual_claims(
         f"the gap at size {large} smaller by more than {change_noise:.3f} (mean loss over test sets)",
     )
 
-    def differences(better: str, worse: str, which: Sequence[int]) -> tuple[list[float], str]:
-        """loss(worse) - loss(better) at each size of `which`, and the measurement's text."""
-        diffs = [means[(worse, s)] - means[(better, s)] for s in which]
-        return diffs, ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
-
     def compare(claim: str, better: str, worse: str, which: Sequence[int]) -> None:
         rule = f"loss difference at every size must exceed {noise:.3f} nats (2 standard deviations)"
         if better not in variants | {ENCDEC} or worse not in variants | {ENCDEC}:
             add(claim, f"{better} or {worse} not run", "not run", rule)
             return
-        diffs, sizes_text = differences(better, worse, which)
+        diffs = [means[(worse, s)] - means[(better, s)] for s in which]
+        sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
         add(claim, f"loss({worse}) - loss({better}): {sizes_text}", _ordered(diffs, noise), rule)
 
     def deep_vs_wide(which: Sequence[int]) -> None:
         """One verdict over every architecture trained both ways, at every size both were trained."""
         claim = "LM + Deep is ahead of LM + Wide"
         rule = f"every loss difference must exceed {noise:.3f} nats (2 standard deviations)"
-        deeps = [v.removesuffix(" + Deep") for v in sorted(variants) if v.endswith(" + Deep")]
-        pairs = [(f"{lm} + Deep", f"{lm} + Wide") for lm in deeps if f"{lm} + Wide" in variants]
-        if not pairs:
+        diffs = wide_minus_deep(table.drop(columns="group", errors="ignore"))
+        if not diffs.empty:
+            diffs = diffs[diffs.index.get_level_values("size").isin(which)]
+        if diffs.empty:
             add(claim, "no architecture trained both ways", "not run", rule)
             return
-        diffs, texts = [], []
-        for deep, wide in pairs:
-            both = [s for s in which if (deep, s) in means.index and (wide, s) in means.index]
-            pair, sizes_text = differences(deep, wide, both)
-            diffs += pair
-            texts.append(f"{deep.removesuffix(' + Deep')}: {sizes_text}")
-        add(claim, "loss(Wide) - loss(Deep): " + "; ".join(texts), _ordered(diffs, noise), rule)
+        texts = sorted(
+            f"{ARCH_NAMES[arch_name]}: "
+            + ", ".join(f"size {size}: {d:+.3f}" for (_, size), d in per_arch.items())
+            for arch_name, per_arch in diffs.groupby(level="arch")
+        )
+        add(claim, "loss(Wide) - loss(Deep): " + "; ".join(texts), _ordered(list(diffs), noise), rule)
 
     if PREFIX_DEEP in variants:
         gap = [gap_at[(PREFIX_DEEP, s)] for s in sizes]

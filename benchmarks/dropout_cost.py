@@ -2,14 +2,16 @@
 
     .venv/bin/python benchmarks/dropout_cost.py [--steps 8] [--threads 2]
 
-Trains throughput.py's d=256 reference encoder-decoder three ways on the same batches, taking turns batch by
-batch: as configured (dropout 0.1 everywhere), without attention dropout, and without any dropout; prints
+Trains throughput.py's d=256 reference encoder-decoder four ways on the same batches, taking turns batch by
+batch: as configured (dropout 0.1 everywhere), with the cheaper "random16" masks for residual, embedding and
+activation dropout (`ModelConfig.dropout_mask`), without attention dropout, and without any dropout; prints
 target tokens/s and the share of the fp32 matmul peak. Without attention dropout PyTorch can run its fused
 CPU attention kernel, which takes no dropout; with it every attention runs the unfused path, which
 materialises the attention matrix and draws a mask over it. Then it times, at one and at two threads,
 torch's Bernoulli mask generator (`Tensor.bernoulli_`, which `F.dropout` calls: where it is as slow at two
-threads as at one, it runs serially, as on CPUs where PyTorch does not use MKL's generator) and softmax, per
-element. The rows of one run compare; runs differ by several points of the share of peak.
+threads as at one, it runs serially, as on CPUs where PyTorch does not use MKL's generator), the random16
+mask and softmax, per element. The rows of one run compare; runs differ by several points of the share of
+peak.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import torch
 from throughput import compare_training, matmul_peak, random_examples, reference_config
 
 from nmtscale.batching import BatchStream
-from nmtscale.model import build_model
+from nmtscale.model import Dropout, build_model
 
 
 def nanoseconds_per_element(operation, tensor: torch.Tensor, repeats: int = 5) -> float:
@@ -45,6 +47,7 @@ def main() -> None:
     cfg = reference_config(256)
     variants = {
         "dropout 0.1 (reference)": cfg,
+        "random16 masks": cfg.replace(dropout_mask="random16"),
         "no attention dropout": cfg.replace(attention_dropout=0.0),
         "no dropout": cfg.replace(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0),
     }
@@ -64,8 +67,12 @@ def main() -> None:
     for threads in (1, 2):
         torch.set_num_threads(threads)
         mask = nanoseconds_per_element(lambda x: x.bernoulli_(0.9), values)
+        random16 = nanoseconds_per_element(Dropout(0.1, "random16").train(), values)
         softmax = nanoseconds_per_element(lambda x: torch.softmax(x, -1), values)
-        print(f"{threads} thread(s): bernoulli_ {mask:.2f} ns/element, softmax {softmax:.2f} ns/element")
+        print(
+            f"{threads} thread(s): bernoulli_ {mask:.2f} ns/element, random16 dropout (mask and product) "
+            f"{random16:.2f}, softmax {softmax:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Training and decoding speed on this machine: nmtscale's encoder-decoder next to torch.nn.Transformer.
 
     .venv/bin/python benchmarks/throughput.py [--steps 8] [--threads 2] [--device cuda] [--max-tokens 2048]
+                                              [--dropout-mask random16]
 
 For three reference encoder-decoders (d_model 64, 128, 256; 4+4 layers, d_ff = 4 d_model, head dim 32,
 vocabulary 8000, pre-norm, dropout 0.1) it trains on the same length-bucketed batches of random token data
@@ -15,6 +16,9 @@ every operation lose most of their time when the cores are oversubscribed).
 On a GPU (`--device cuda`, the default where torch sees one) both models train under the trainer's bf16
 autocast and the peak is that of bf16 matrix products; batches of 2k tokens leave an H100 waiting on kernel
 launches, so pass a larger --max-tokens there to see what the GPU itself can do.
+
+--dropout-mask picks how nmtscale's models draw their dropout masks (`ModelConfig.dropout_mask`; default
+torch's Bernoulli masks, as torch.nn.Transformer always does).
 """
 
 from __future__ import annotations
@@ -30,16 +34,22 @@ from torch import nn
 
 from nmtscale.batching import BatchStream, Example, eval_batches
 from nmtscale.flops import forward_flops
-from nmtscale.model import PAD, ModelConfig, attention_kernels, build_model
+from nmtscale.model import DROPOUT_MASKS, PAD, ModelConfig, attention_kernels, build_model
 from nmtscale.search import beam_search
 from nmtscale.train import autocast, pick_device
 
 VOCAB = 8000
 
 
-def reference_config(d_model: int) -> ModelConfig:
+def reference_config(d_model: int, dropout_mask: str = "bernoulli") -> ModelConfig:
     return ModelConfig(
-        vocab_size=VOCAB, d_model=d_model, n_heads=d_model // 32, d_ff=4 * d_model, enc_layers=4, dec_layers=4
+        vocab_size=VOCAB,
+        d_model=d_model,
+        n_heads=d_model // 32,
+        d_ff=4 * d_model,
+        enc_layers=4,
+        dec_layers=4,
+        dropout_mask=dropout_mask,
     )
 
 
@@ -179,6 +189,7 @@ def main() -> None:
     parser.add_argument("--decode-sentences", type=int, default=200)
     parser.add_argument("--device", default=str(pick_device()), help="cpu or cuda (default: cuda if present)")
     parser.add_argument("--max-tokens", type=int, default=2048, help="target tokens per training batch")
+    parser.add_argument("--dropout-mask", choices=DROPOUT_MASKS, default="bernoulli")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -188,7 +199,7 @@ def main() -> None:
     batches = [next(stream).to(device) for _ in range(args.warmup + args.steps)]
     rows = []
     for d_model in (64, 128, 256):
-        cfg = reference_config(d_model)
+        cfg = reference_config(d_model, args.dropout_mask)
         torch.manual_seed(0)
         models = {"nmtscale": build_model(cfg), "torch.nn.Transformer": TorchTransformer(cfg)}
         models = {name: model.to(device) for name, model in models.items()}
@@ -208,7 +219,7 @@ def main() -> None:
     precision = "fp32" if device.type == "cpu" else "bf16"
     print(
         f"torch {torch.__version__}, {where}, {args.max_tokens}-token batches, "
-        f"{precision} matmul peak {peak / 1e9:.1f} GFLOP/s"
+        f"{precision} matmul peak {peak / 1e9:.1f} GFLOP/s, nmtscale dropout masks: {args.dropout_mask}"
     )
     print(
         f"{'model':<24}{'non-emb params':>15}{'tgt tok/s':>11}{'real frac':>10}{'GFLOP/s':>9}{'of peak':>9}"

@@ -18,6 +18,7 @@ from toy import tiny_config, train_whole_and_resumed
 from nmtscale import search
 from nmtscale import train as trainer
 from nmtscale.batching import Example, collate
+from nmtscale.model import Dropout
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -31,6 +32,13 @@ def test_the_trainer_picks_cuda_with_bf16_autocast():
     with trainer.autocast(CUDA):
         logits = model(src.to(CUDA), tgt_in.to(CUDA)).tgt_logits
     assert logits.dtype == torch.bfloat16
+
+
+def test_random16_dropout_draws_its_mask_on_the_gpu_under_bf16():
+    x = torch.ones(300, 301, device=CUDA, dtype=torch.bfloat16)
+    out = Dropout(0.1, "random16").train()(x)
+    assert out.device.type == "cuda" and out.dtype == torch.bfloat16
+    assert abs((out == 0).float().mean().item() - 0.1) < 0.01
 
 
 @pytest.mark.parametrize(("arch", "options"), ALL_VARIANTS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmtscale.model import ARCHITECTURES, BOS, PAD, ModelConfig, build_model
+from nmtscale.model import ARCHITECTURES, BOS, PAD, Dropout, ModelConfig, build_model
 from nmtscale.train import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -169,12 +169,40 @@ def test_num_params_excludes_embeddings_and_softmax():
         ({"d_model": 30, "n_heads": 4}, "head_dim"),
         ({"activation": "swish"}, "activation"),
         ({"dropout": 1.0}, "dropout"),
+        ({"dropout_mask": "uniform"}, "dropout_mask"),
         ({"enc_layers": 0}, "enc_layers"),
     ],
 )
 def test_bad_configs_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         tiny_config(**{"arch": "encdec", **changes})
+
+
+def test_random16_dropout_drops_at_the_rate_and_keeps_the_expectation():
+    dropout = Dropout(0.1, "random16").train()
+    x = torch.ones(200, 1001, requires_grad=True)  # not a multiple of 4 elements: the last draw is cut
+    torch.manual_seed(0)
+    out = dropout(x)
+    dropped = (out == 0).float().mean().item()
+    assert abs(dropped - 0.1) < 4 * (0.1 * 0.9 / x.numel()) ** 0.5  # four standard errors
+    kept = out[out != 0]
+    assert torch.allclose(kept, torch.full_like(kept, 2**16 / (2**16 - 6554)))
+    out.sum().backward()
+    assert torch.equal(x.grad, out.detach())  # the gradient passes through the same mask and scale
+    torch.manual_seed(0)
+    assert torch.equal(dropout(x), out)  # the mask comes from torch's generator: seeded, resumable
+    assert dropout.eval()(x) is x
+
+
+def test_dropout_masks_agree_on_rate_and_scale_but_draw_differently():
+    x = torch.ones(100, 100)
+    outputs = {}
+    for mask in ("bernoulli", "random16"):
+        torch.manual_seed(0)
+        outputs[mask] = Dropout(0.25, mask).train()(x)
+        assert abs((outputs[mask] == 0).float().mean().item() - 0.25) < 0.02
+        assert outputs[mask].max().item() == pytest.approx(4 / 3, rel=1e-4)
+    assert not torch.equal(outputs["bernoulli"], outputs["random16"])
 
 
 def test_learned_positions_refuse_sequences_past_their_table():

@@ -253,6 +253,7 @@ KEYS_ADDED_LATER: tuple[str, ...] = (
     "data.tokenizer_directions",
     "data.max_test_pairs",
     "data.byte_fallback",
+    "model.dropout_mask",
 )
 
 

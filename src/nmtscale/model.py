@@ -39,6 +39,7 @@ NORM_POSITIONS = ("pre", "post")
 NORMS = ("layernorm", "rmsnorm")
 ACTIVATIONS = ("relu", "gelu", "gated-gelu")
 POSITIONS = ("sinusoidal", "learned", "relative")
+DROPOUT_MASKS = ("bernoulli", "random16")
 # On CUDA, SDPA may pick cuDNN's attention, which builds an execution plan for every new tensor shape: about
 # 15 ms of CPU per call on an H100 with torch 2.11, longer than a small model's whole step. Length-bucketed
 # batches and beam search (whose key length grows every step) keep bringing new shapes, so the GPU waits.
@@ -75,6 +76,11 @@ class ModelConfig:
     dropout: float = 0.1  # on residual branches and embeddings
     attention_dropout: float = 0.1
     activation_dropout: float = 0.1
+    # How residual, embedding and activation dropout draw their masks (attention dropout runs inside torch's
+    # attention kernel, always "bernoulli"): "bernoulli" is torch's F.dropout, one draw per element;
+    # "random16" cuts four 16-bit numbers out of each 64-bit draw, several times cheaper where torch's
+    # Bernoulli generator runs serially (CPUs on which PyTorch does not use MKL's), with p rounded to 2^-16.
+    dropout_mask: str = "bernoulli"
 
     def __post_init__(self):
         if self.head_dim is None:
@@ -90,6 +96,7 @@ class ModelConfig:
             ("norm", NORMS),
             ("activation", ACTIVATIONS),
             ("position", POSITIONS),
+            ("dropout_mask", DROPOUT_MASKS),
         ):
             if getattr(self, key) not in valid:
                 raise ValueError(f"ModelConfig.{key}={getattr(self, key)!r}: expected one of {valid}")
@@ -134,6 +141,37 @@ def make_norm(cfg: ModelConfig) -> nn.Module:
     return nn.LayerNorm(cfg.d_model)
 
 
+class Dropout(nn.Module):
+    """Dropout with rate `p` and the mask generator `mask` (`ModelConfig.dropout_mask`).
+
+    "random16" keeps an element when its 16 random bits, read as a signed number, are at least a threshold
+    that leaves a share p16 = round(p * 2^16) / 2^16 below it, and scales the kept ones by 1 / (1 - p16):
+    the expectation of torch's dropout, at a rate rounded by less than 1e-5.
+    """
+
+    def __init__(self, p: float, mask: str = "bernoulli"):
+        super().__init__()
+        if mask not in DROPOUT_MASKS:
+            raise ValueError(f"Dropout mask {mask!r}: expected one of {DROPOUT_MASKS}")
+        self.p, self.mask = p, mask
+        dropped = round(p * 2**16)
+        self.threshold = dropped - 2**15
+        self.scale = 2**16 / (2**16 - dropped)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if self.mask == "bernoulli":
+            return F.dropout(x, self.p, training=True)
+        n = x.numel()
+        draws = torch.empty((n + 3) // 4, dtype=torch.int64, device=x.device).random_(-(2**63), None)
+        keep = draws.view(torch.int16)[:n].view(x.shape) >= self.threshold
+        return x * keep.to(x.dtype).mul_(self.scale)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, mask={self.mask}"
+
+
 class FeedForward(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -142,7 +180,7 @@ class FeedForward(nn.Module):
         self.w_in = nn.Linear(cfg.d_model, cfg.d_ff * (2 if self.gated else 1), bias=cfg.bias)
         self.w_out = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
         self.activation = F.relu if cfg.activation == "relu" else F.gelu
-        self.dropout = nn.Dropout(cfg.activation_dropout)
+        self.dropout = Dropout(cfg.activation_dropout, cfg.dropout_mask)
 
     def forward(self, x: Tensor) -> Tensor:
         h = self.w_in(x)
@@ -210,7 +248,7 @@ class Block(nn.Module):
         self.cross_attn = Attention(cfg) if cross_attention else None
         self.cross_attn_norm = make_norm(cfg) if cross_attention else None
         self.ffn, self.ffn_norm = FeedForward(cfg), make_norm(cfg)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout, cfg.dropout_mask)
 
     def _input(self, x: Tensor, norm: nn.Module) -> Tensor:
         return norm(x) if self.pre_norm else x
@@ -375,7 +413,7 @@ class NMTModel(nn.Module):
         # The encdec decoder only looks back; the language models' separate positions need both directions.
         self.decoder_bias = RelativePositionBias(cfg, bidirectional=cfg.is_lm) if relative else None
         self.lm_head = None if cfg.tie_softmax else nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.bias)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout, cfg.dropout_mask)
         self.apply(self._init_weights)
 
     def _init_weights(self, module: nn.Module) -> None:

@@ -48,12 +48,14 @@
 #   width well past the small teacher's size, so the capacity hypothesis is **not supported** here, with
 #   the caveat that these students hardly use their source. Forward-translation students learn to imitate
 #   the teacher's output (their loss on it keeps falling with width) and are far worse on natural text.
-# - **C.** BLEU stays at the level an unrelated reference sentence reaches (1.2 at best, a quarter of
-#   the checkpoints at 0, and only 3 of 33 final scores above the unrelated reference's), so the
-#   BLEU-vs-loss relation, its dependence on originality and the encoder-vs-decoder comparison are
-#   measured on chance matches: not testable. The sentence-embedding similarity of the hypotheses to the
-#   references is barely above that of unrelated text, while an untranslated copy of the source scores far
-#   higher (the encoder is multilingual), which shows what that metric rewards.
+# - **C.** Every model of the chapter is decoded across its checkpoints. On the natural test sets BLEU stays
+#   at the level an unrelated reference sentence reaches (1.3 at best, more than a quarter of the checkpoints
+#   at 0, and only 4 of 63 final scores of the depth-scaled models and teachers above the unrelated
+#   reference's; the students score lower still), so the BLEU-vs-loss relation, its dependence on originality
+#   and the encoder-vs-decoder comparison are measured on chance matches: not testable. The sentence-embedding
+#   similarity of the hypotheses to the references is barely above that of unrelated text, while an
+#   untranslated copy of the source scores far higher (the encoder is multilingual), which shows what that
+#   metric rewards.
 #
 # The table at the end gives every verdict with its rule and the numbers it rests on, all computed in this
 # notebook.
@@ -69,9 +71,11 @@
 #   forward-translated set (natural English, model German) and two back-translated sets (model English from
 #   a small and a large De->En teacher, natural German), trains a width series of En->De students on each
 #   and on as many natural pairs, and evaluates them on the natural test sets and on held-out synthetic text.
-# - **C** trains depth-scaled models again with beam search (beam 4, length normalisation 1.0) at every
-#   evaluation, scores BLEU and chrF with sacrebleu, fits Eq. 5 per test set and scaling approach, and scores
-#   the final translations with a multilingual sentence encoder as a second, learned view of quality.
+# - **C** decodes every model with beam search (beam 4, length normalisation 1.0) at every evaluation:
+#   chapter 1's depth-scaled models (trained again, first seed), the teachers and the students. It scores
+#   BLEU and chrF with sacrebleu, fits Eq. 5 per test set and scaling approach, and scores the final
+#   translations of the depth-scaled models and teachers with a multilingual sentence encoder as a second,
+#   learned view of quality.
 
 # %% tags=["parameters"]
 # Filled from params/02_composition_bias/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
@@ -94,8 +98,8 @@ teacher_steps = 2000
 mono_train = 5000  # monolingual sentences translated per synthetic training set (of 14,045 en, 20,812 de)
 mono_heldout = 300  # and held out, to test on the synthetic distribution
 student_widths = [8, 16, 32]  # 2L-2L students, trained like chapter 1's models
-# C. Depth-scaled models decoded during training (around chapter 1's baseline).
-quality_models = {"en-de": {"encoder": [1, 6], "decoder": [1, 6]}, "de-en": {"encoder": [4], "decoder": [4]}}
+# C. Beam search at every evaluation of every model: chapter 1's models (trained again, first seed only),
+# the teachers and the students.
 beam_size = 4
 length_penalty = 1.0
 max_decode_sentences = 200  # sentences of each test set translated at every evaluation
@@ -250,21 +254,13 @@ teacher_configs = {
     )
     for name, spec in teachers.items()
 }
-# Part C's depth-scaled models, decoded at every evaluation: planned here so that one sweep trains both.
-decode_base = override(base, decoding | {"eval.decode_interval": interval})
-quality_plan = [
-    run
-    for direction, depths in quality_models.items()
-    for run in sweeps.depth_scaling_plan(
-        decode_base,
-        direction,
-        chapter1["baseline_layers"],
-        depths.get("encoder", []),
-        depths.get("decoder", []),
-    )
-]
+# Part C's models, chapter 1's depth-scaled family decoded at every evaluation: planned here so that one sweep
+# trains them with the teachers.
+decode_every_evaluation = decoding | {"eval.decode_interval": interval}
+quality_plan = composition.decoded_plan(bivariate.chapter_plan(chapter1), decode_every_evaluation)
+directions = list(dict.fromkeys(p.direction for p in quality_plan))
 configs = list(teacher_configs.values()) + [p.config for p in quality_plan]
-print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-scaled models")
+print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-scaled models (chapter 1's)")
 trained = runs.sweep(configs, workers, threads_per_run, runs_dir)
 teacher_summaries = dict(zip(teacher_configs, trained[: len(teacher_configs)], strict=True))
 quality_summaries = trained[len(teacher_configs) :]
@@ -321,14 +317,15 @@ with pd.option_context("display.max_colwidth", 80):
 # ### Students
 #
 # 2L-2L En->De students of widths `student_widths`, trained like chapter 1's models (same updates, batch
-# and schedule) on each synthetic set and on as many natural training pairs. A student's tokenizer is
+# and schedule) on each synthetic set and on as many natural training pairs, translating the test sets at
+# every evaluation for part C. A student's tokenizer is
 # trained on its own training text, so losses are reported in **nats per target character** (the per-token
 # loss divided by the characters per token of that student's tokenizer on the reference), which compares
 # across vocabularies.
 
 # %%
 min_pairs = min(s.train_pairs for s in sets)
-students = composition.student_plan(base, sets, student_widths, min_pairs)
+students = composition.student_plan(override(base, decode_every_evaluation), sets, student_widths, min_pairs)
 student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run, runs_dir)
 references = composition.test_references(sets, TEST_SETS)
 st = composition.student_table(students, student_summaries, Path(runs_dir), references)
@@ -428,9 +425,9 @@ run_table
 # %% [markdown]
 # ## C. Generation quality vs cross-entropy (Fig. 10, 18-22)
 #
-# Every evaluation of the decoded models (part C's depth-scaled models and the teachers) translated the
-# first `max_decode_sentences` sentences of each test set with beam search. BLEU and chrF come from
-# sacrebleu with these signatures:
+# Every evaluation of every model of this chapter (chapter 1's depth-scaled models trained again, the
+# teachers and the students) translated the first `max_decode_sentences` sentences of each test set with
+# beam search. BLEU and chrF come from sacrebleu with these signatures:
 
 # %%
 meta = [
@@ -443,16 +440,31 @@ decoded = quality_summaries + list(teacher_summaries.values())
 for info, s in zip(meta, decoded, strict=True):
     info["N"] = s.n_params_non_embedding
 points = composition.quality_points(meta, decoded)
+student_meta = [
+    {"direction": composition.STUDENT_DIRECTION, "approach": f"student ({x.series})", "model": f"w{x.width}"}
+    | {"series": x.series, "width": x.width, "N": s.n_params_non_embedding}
+    for x, s in zip(students, student_summaries, strict=True)
+]
+# Students have their own vocabularies: their loss in nats per character (part B) is the comparable one.
+student_points = composition.quality_points(student_meta, student_summaries).merge(
+    st.assign(per_character=st["loss"] / st["loss_per_token"])[["run_id", "test_set", "per_character"]],
+    on=["run_id", "test_set"],
+)
+student_points["loss"] *= student_points.pop("per_character")
+every_point = pd.concat([points, student_points])
 for column in ("bleu_signature", "chrf_signature"):
-    print(", ".join(sorted(points[column].unique())))
-points["series"] = points["approach"] + " " + points["model"]
-print(f"{len(points)} (checkpoint, test set) translations; BLEU 0 in {(points['bleu'] == 0).sum()}")
+    print(", ".join(sorted(every_point[column].unique())))
+print(
+    f"{len(every_point)} (checkpoint, test set) translations by {every_point['run_id'].nunique()} models; "
+    f"BLEU 0 in {(every_point['bleu'] == 0).sum()}"
+)
 
 # %% [markdown]
 # ### BLEU and chrF against loss on log-log axes
 #
-# Rows: directions; columns: test sets. Each colour is one model, its points the checkpoints across
-# training (the teachers are the width-64 and width-16 models trained for part B); dashed: Eq. 5 fitted to
+# Rows: directions; columns: test sets. Each point is one checkpoint of one model (the tooltip names both),
+# coloured by scaling approach (the teachers are the width-64 and width-16 models trained for part B);
+# dashed: Eq. 5 fitted to
 # all depth-scaled models of the panel (teachers excluded), where enough scores are above zero. Zero scores
 # cannot be drawn on a log axis and are left out of the charts.
 
@@ -461,11 +473,20 @@ depth_points = points[points["approach"] != "teacher (width)"]
 METRIC_TITLES = {"bleu": "BLEU", "chrf": "chrF"}
 
 
+def drawable(cell, metric):
+    """The points of `cell` a log axis can show; a placeholder point where every score is 0 keeps the grid."""
+    panel = cell[cell[metric] > 0]
+    if panel.empty:
+        panel = pd.DataFrame(
+            {"loss": [cell["loss"].mean()], metric: [1e-2], "approach": ["all scores 0"]}
+            | {column: ["-"] for column in ("model", "step")}
+        )
+    return panel
+
+
 def metric_panel(direction, test_set, metric, panel_fits):
     cell = points[(points["direction"] == direction) & (points["test_set"] == test_set)]
-    panel = cell[cell[metric] > 0]
-    if panel.empty:  # nothing to draw on a log axis: a placeholder point keeps the grid
-        panel = pd.DataFrame({"loss": [cell["loss"].mean()], metric: [1e-2], "series": ["all scores 0"]})
+    panel = drawable(cell, metric)
     fit_row = panel_fits[(panel_fits["direction"] == direction) & (panel_fits["test_set"] == test_set)]
     fit = None
     if len(fit_row) and np.isfinite(fit_row["p_B"].iloc[0]):
@@ -474,7 +495,7 @@ def metric_panel(direction, test_set, metric, panel_fits):
             {
                 "loss": losses,
                 metric: fit_row["c_B"].iloc[0] * losses ** -fit_row["p_B"].iloc[0],
-                "series": "Eq. 5",
+                "approach": "Eq. 5",
             }
         )
     originality = cell["originality"].iloc[0]
@@ -482,9 +503,9 @@ def metric_panel(direction, test_set, metric, panel_fits):
         panel,
         x="loss",
         y=metric,
-        series="series",
+        series="approach",
         fit=fit,
-        connect=True,
+        tooltip=["model", "step"],
         title=f"{direction} {test_set} ({originality})",
         x_title="test loss (nats per token)",
         y_title=METRIC_TITLES[metric],
@@ -495,7 +516,7 @@ def metric_panel(direction, test_set, metric, panel_fits):
 
 def metric_grid(metric):
     panel_fits = composition.bleu_fits(depth_points, ["direction", "test_set"], metric=metric)
-    rows = [alt.hconcat(*[metric_panel(d, t, metric, panel_fits) for t in TEST_SETS]) for d in quality_models]
+    rows = [alt.hconcat(*[metric_panel(d, t, metric, panel_fits) for t in TEST_SETS]) for d in directions]
     return alt.vconcat(*rows)
 
 
@@ -503,6 +524,39 @@ metric_grid("bleu")
 
 # %%
 metric_grid("chrf")
+
+# %% [markdown]
+# The students, on the natural test sets and on their own training distribution (held-out synthetic text):
+# BLEU against the loss in nats per character (their vocabularies differ), one line per student across its
+# checkpoints. Below, Eq. 5 per training set and test set over all its students' checkpoints.
+
+
+# %%
+def student_quality_chart(frame, title):
+    return charts.scaling_chart(
+        drawable(frame, "bleu").rename(columns={"approach": "training set"}),
+        x="loss",
+        y="bleu",
+        series="training set",
+        tooltip=["model", "step"],
+        title=f"{title} ({(frame['bleu'] == 0).sum()} zero scores not drawn)",
+        x_title="test loss (nats per character)",
+        y_title="BLEU",
+        width=220,
+        height=200,
+    )
+
+
+alt.hconcat(
+    *[student_quality_chart(student_points[student_points["test_set"] == t], t) for t in TEST_SETS],
+    student_quality_chart(
+        student_points[student_points["test_set"] == student_points["series"]], "own synthetic distribution"
+    ),
+)
+
+# %%
+student_fits = composition.bleu_fits(student_points, ["approach", "test_set", "originality"])
+student_fits
 
 # %% [markdown]
 # ### Eq. 5 per test set and scaling approach
@@ -594,7 +648,7 @@ quality
 
 # %%
 copy_rows = []
-for direction in quality_models:
+for direction in directions:
     src_lang, tgt_lang = direction.split("-")
     for test_set in TEST_SETS:
         pairs = corpus.load_test_set(test_set, src_lang, tgt_lang)[:max_decode_sentences]
@@ -638,8 +692,9 @@ charts.scaling_chart(
 # - **No size effect to compose.** The composition results of Sec. 3 are statements about how fast the loss
 #   falls with size on each test set. Chapter 1's depth-scaled models, at width 16 and 0.8M training
 #   tokens, differ by about as much as seeds do; the exponents, the scale-up factors and the domain and
-#   originality parts computed from them describe noise. Width, not depth, moves the loss at this scale
-#   (the students above gain 0.09-0.15 nats per character per doubling of the width).
+#   originality parts computed from them describe noise. Width, not depth, moves the loss at this scale:
+#   the students trained on natural or back-translated text gain about a tenth of a nat per character per
+#   doubling of the width (listed below).
 # - **Models that do not yet translate.** The best model here reaches about 3.7 nats per token on a
 #   1,000-piece vocabulary; its BLEU is around 1, and few final scores clear the BLEU of an unrelated
 #   reference sentence. Beam search then mostly produces frequent pieces and repetitions (the
@@ -715,6 +770,9 @@ def spans(frame, column, by):
 
 natural_loss = natural_sets.pivot_table(index="series", columns="test_set", values="loss")
 widest = natural_sets[natural_sets["width"] == max(student_widths)].groupby("series")["loss"].mean()
+narrowest = natural_sets[natural_sets["width"] == min(student_widths)].groupby("series")["loss"].mean()
+per_doubling = (narrowest - widest) / np.log2(max(student_widths) / min(student_widths))
+natural_points = every_point[every_point["test_set"].isin(TEST_SETS)]
 rho = composition.rank_agreement(quality)
 lines = [
     f"- Part A: seed standard deviation {spread['std'].mean():.4f} nats, threshold {threshold:.3f} nats. "
@@ -753,16 +811,23 @@ lines = [
     + ".",
     "- Students, mean loss over the natural test sets at the widest width (nats per character): "
     + "; ".join(f"{k} {v:.4f}" for k, v in widest.items())
+    + "; it falls per doubling of the width by "
+    + "; ".join(f"{k} {v:.3f}" for k, v in per_doubling.items())
     + ". Best width per series and natural test set: "
     + "; ".join(
         f"{r.series}/{r.test_set} {r.best_width}" for r in best[best["test_set"].isin(TEST_SETS)].itertuples()
     )
     + ".",
-    f"- Part C: {len(points)} (checkpoint, test set) translations of {max_decode_sentences} sentences; BLEU "
-    f"{points['bleu'].min():.2f}-{points['bleu'].max():.2f} ({(points['bleu'] == 0).sum()} zeros), chrF "
-    f"{points['chrf'].min():.1f}-{points['chrf'].max():.1f}. Eq. 5 holds (BLEU) in "
-    f"{int(fits['holds'].sum())} of {len(fits)} fits, in chrF form in {int(chrf_fits['holds'].sum())} of "
-    f"{len(chrf_fits)}.",
+    f"- Part C: {len(every_point)} (checkpoint, test set) translations of up to {max_decode_sentences} "
+    f"sentences by {every_point['run_id'].nunique()} models; BLEU {every_point['bleu'].min():.2f}-"
+    f"{every_point['bleu'].max():.2f} ({(every_point['bleu'] == 0).sum()} zeros), chrF "
+    f"{every_point['chrf'].min():.1f}-{every_point['chrf'].max():.1f}. Eq. 5 holds (BLEU) in "
+    f"{int(fits['holds'].sum())} of {len(fits)} fits of the depth-scaled models and teachers, in chrF form "
+    f"in {int(chrf_fits['holds'].sum())} of {len(chrf_fits)}; in {int(student_fits['holds'].sum())} of "
+    f"{len(student_fits)} fits of the students. On the natural test sets: BLEU at most "
+    f"{natural_points['bleu'].max():.2f}, 0 in {(natural_points['bleu'] == 0).sum()} of "
+    f"{len(natural_points)} translations. Students' BLEU on the natural test sets: "
+    f"{spans(student_points[student_points['test_set'].isin(TEST_SETS)], 'bleu', 'approach')}.",
     f"- Decoding during training does not change training: part C's runs end at chapter 1's losses to within "
     f"{same_runs:.1e} nats. Re-decoding the final models reproduces the recorded BLEU to within "
     f"{redecoded_gap:.3f}.",
@@ -780,9 +845,9 @@ display(Markdown("\n".join(lines)))
 #
 # `make chapter NAME=02_composition_bias SCALE=cpu` re-executes it; chapter 1's runs and every run above
 # come from `runs/`, the synthetic sets and final translations from `cache/`. Measured on this 2-core CPU:
-# the first execution, training 23 runs and decoding the monolingual text, took 37 minutes of wall time
-# while other jobs shared the machine (48 minutes of CPU time, 2 workers); a re-execution from the stores
-# takes about 2 minutes. `SCALE=smoke` runs the whole pipeline on toy settings in about a minute.
+# the first execution with chapter 1's runs stored, training 33 runs (every one decoded at each evaluation)
+# and decoding the monolingual text, took about 33 minutes of wall time (2 workers); a re-execution from the
+# stores takes about 2 minutes. `SCALE=smoke` runs the whole pipeline on toy settings in about a minute.
 
 # %%
 print(f"this execution took {(time.perf_counter() - started) / 60:.1f} minutes (training included)")

@@ -114,6 +114,8 @@ def test_recurring_series_keep_their_colour_and_others_do_not_collide():
     colours = dict(zip(first["domain"], first["range"], strict=True))
     assert colours["encoder"] == dict(zip(second["domain"], second["range"], strict=True))["encoder"]
     assert len(set(first["range"])) == 3
+    with pytest.raises(ValueError, match="11 series .* but 10 distinguishable colours"):
+        charts.color_scale([f"model {i}" for i in range(11)])
 
 
 def test_bad_input_names_the_frame_and_column(runs, fit):

@@ -212,6 +212,25 @@ def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, mo
         composition.synthetic_set("x", "sideways", teacher, 6, 3, tmp_path / "synthetic")
 
 
+def test_decoded_plan_trains_each_model_once_with_only_the_decoding_keys_changed():
+    plan = bivariate.chapter_plan(CHAPTER1_CPU)
+    decoding = {"eval.decode": "beam", "eval.beam_size": 4, "eval.decode_interval": 160}
+    decoded = composition.decoded_plan(plan, decoding)
+    models = {(p.direction, p.label) for p in plan}
+    assert len(decoded) == len(models) < len(plan)
+    assert {(p.direction, p.label) for p in decoded} == models and {p.seed for p in decoded} == {0}
+    originals = {(p.direction, p.label): p.config for p in plan if p.seed == 0}
+    for run in decoded:
+        original = originals[(run.direction, run.label)]
+        assert (run.config.eval.decode, run.config.eval.beam_size, run.config.eval.decode_interval) == (
+            "beam",
+            4,
+            160,
+        )
+        assert run.config.model == original.model and run.config.train == original.train
+        assert run.config.data == original.data and config_hash(run.config) != config_hash(original)
+
+
 def test_synthetic_set_needs_a_finished_teacher(tmp_path):
     with pytest.raises(ConfigurationError, match="has not finished"):
         composition.synthetic_set("bt", "back", tmp_path / "nowhere", 6, 3, tmp_path / "synthetic")

@@ -120,6 +120,11 @@ def color_scale(names: Iterable[str]) -> alt.Scale:
     """A colour scale for these series: recurring names get their `SERIES_COLORS` colour, others the unused
     palette colours in the order given (sort `names` the same way in every chart that shares them)."""
     domain = list(dict.fromkeys(names))
+    if len(domain) > len(PALETTE):
+        raise ValueError(
+            f"{len(domain)} series ({', '.join(domain)}) but {len(PALETTE)} distinguishable colours: colour "
+            "by a coarser grouping and name the series in the tooltip"
+        )
     used = {SERIES_COLORS[name] for name in domain if name in SERIES_COLORS}
     spare = iter([c for c in PALETTE if c not in used] + [c for c in PALETTE if c in used])
     colors = [SERIES_COLORS.get(name) or next(spare) for name in domain]

@@ -24,8 +24,9 @@ import multiprocessing
 import random
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,7 @@ from nmtscale.bivariate import Analysis
 from nmtscale.config import RunConfig, override
 from nmtscale.counting import parameter_counts
 from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.sweeps import PlannedRun
 from nmtscale.tokenizer import Tokenizer
 from nmtscale.train import RunSummary, atomic_write
 
@@ -393,6 +395,14 @@ def best_width(students: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------------------------
 # C. Generation quality
+
+
+def decoded_plan(plan: Sequence[PlannedRun], overrides: Mapping[str, Any]) -> list[PlannedRun]:
+    """Every model of `plan` at its first seed, its config changed by `overrides` (the `eval.*` keys that
+    translate the test sets during training): chapter 1's models trained again, decoded across checkpoints.
+    Repeats with other seeds are left out: they add noise estimates, not models."""
+    first_seed = min(p.seed for p in plan)
+    return [replace(p, config=override(p.config, overrides)) for p in plan if p.seed == first_seed]
 
 
 def quality_points(meta: Sequence[Mapping], summaries: Sequence[RunSummary]) -> pd.DataFrame:

@@ -527,8 +527,9 @@ metric_grid("chrf")
 
 # %% [markdown]
 # The students, on the natural test sets and on their own training distribution (held-out synthetic text):
-# BLEU against the loss in nats per character (their vocabularies differ), one line per student across its
-# checkpoints. Below, Eq. 5 per training set and test set over all its students' checkpoints.
+# BLEU against the loss in nats per character (their vocabularies differ), one point per checkpoint of each
+# student, coloured by its training set (the tooltip names the width). Below, Eq. 5 per training set and test
+# set over all its students' checkpoints.
 
 
 # %%

@@ -86,7 +86,8 @@ print("a training batch of", next(iter(stream)).n_tgt_tokens, "target tokens")
 # `ModelConfig` fixes an architecture (`"encdec"`, `"prefixlm"`, `"prefixlm_toponly"`, `"causallm"`,
 # `"causallm_tgtonly"`) and its sizes; `build_model` makes the `NMTModel`. `parameter_counts` counts from the
 # config alone, `training_flops_per_target_token` gives the analytic training cost. `greedy` and
-# `beam_search` decode with a key/value cache.
+# `beam_search` decode with a key/value cache. `dropout_mask="random16"` draws cheaper dropout masks where
+# torch's Bernoulli generator runs serially (`benchmarks/dropout_cost.py` measures both).
 
 # %%
 from nmtscale.counting import parameter_counts
@@ -182,8 +183,9 @@ fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 #   `recipe_comparison` and `allocation` turn the analyses into tables.
 # - `nmtscale.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test set and
 #   the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated training
-#   sets from stored teacher models), `student_plan` and `student_table`, `bleu_fits` (Eq. 5 with
-#   intervals), `equal_loss_comparison` and `embedding_similarity` (the offline sentence-embedding score).
+#   sets from stored teacher models), `student_plan` and `student_table`, `decoded_plan` (chapter 1's
+#   models trained again, translating at every evaluation), `bleu_fits` (Eq. 5 with intervals),
+#   `equal_loss_comparison` and `embedding_similarity` (the offline sentence-embedding score).
 # - `nmtscale.architectures` (chapter 3): `architecture_plan` (EncDec sizes and the LM + Deep / LM + Wide
 #   models matched to them), `run_table`, `evaluate_runs` (stored models by source length, with greedy
 #   translations), `fit_power_laws` (Eq. 7 with perturbation intervals), `flops_table`, `translation_table`,

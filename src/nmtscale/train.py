@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns in notebooks without ipywidgets
 
 from nmtscale import search
 from nmtscale.batching import Batch, BatchStream, Example, collate, eval_batches

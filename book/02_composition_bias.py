@@ -318,10 +318,9 @@ with pd.option_context("display.max_colwidth", 80):
 #
 # 2L-2L En->De students of widths `student_widths`, trained like chapter 1's models (same updates, batch
 # and schedule) on each synthetic set and on as many natural training pairs, translating the test sets at
-# every evaluation for part C. A student's tokenizer is
-# trained on its own training text, so losses are reported in **nats per target character** (the per-token
-# loss divided by the characters per token of that student's tokenizer on the reference), which compares
-# across vocabularies.
+# every evaluation for part C. A student's tokenizer is trained on its own training text, so losses are
+# reported in **nats per target character** (the per-token loss divided by the characters per token of that
+# student's tokenizer on the reference), which compares across vocabularies.
 
 # %%
 min_pairs = min(s.train_pairs for s in sets)
@@ -464,9 +463,8 @@ print(
 #
 # Rows: directions; columns: test sets. Each point is one checkpoint of one model (the tooltip names both),
 # coloured by scaling approach (the teachers are the width-64 and width-16 models trained for part B);
-# dashed: Eq. 5 fitted to
-# all depth-scaled models of the panel (teachers excluded), where enough scores are above zero. Zero scores
-# cannot be drawn on a log axis and are left out of the charts.
+# dashed: Eq. 5 fitted to all depth-scaled models of the panel (teachers excluded), where enough scores are
+# above zero. Zero scores cannot be drawn on a log axis and are left out of the charts.
 
 # %%
 depth_points = points[points["approach"] != "teacher (width)"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
-from toy import toy_experiment
+from toy import toy_experiment, toy_pairs
 
 from nmtscale.data import ExperimentData
 
@@ -32,3 +34,14 @@ NEEDS_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 def device(request) -> torch.device:
     """Each device a test should pass on: the CPU always, CUDA where torch sees a GPU."""
     return torch.device(request.param)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Path:
+    """A private run store and cache, and a tiny En-De user data set as TSV files."""
+    torch.set_num_threads(1)
+    monkeypatch.setenv("NMTSCALE_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("NMTSCALE_CACHE", str(tmp_path / "cache"))
+    for name, pairs in (("train", toy_pairs(300, seed=1)), ("test", toy_pairs(40, seed=2))):
+        (tmp_path / f"{name}.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs))
+    return tmp_path

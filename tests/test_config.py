@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from nmtscale.config import config_hash, dotted_keys, from_dict, load_config, override
-from nmtscale.errors import ConfigurationError
+from nmtscale.errors import ConfigurationError, DataError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "params" / "example_run.yaml"
 
@@ -46,9 +46,10 @@ def test_hash_is_a_function_of_the_content():
 
 
 def test_stored_runs_keep_their_names():
-    """The hash of a fixed config, recorded when the first chapter's runs were stored: a new config key
-    that is not listed in KEYS_ADDED_LATER changes it, and every stored run would be trained again."""
-    assert config_hash(from_dict({"data": {"train_files": {"en-de": "pairs.tsv"}}})) == "4aa2bf7676d296c5"
+    """The hash of the default config on the committed corpus, recorded when the first chapter's runs were
+    stored: a new config key that is not listed in KEYS_ADDED_LATER changes it, and every stored run would be
+    trained again."""
+    assert config_hash(from_dict({})) == "aa60ad850f635965"
 
 
 def test_override_changes_a_copy_and_validates():
@@ -126,11 +127,42 @@ def test_a_rebuilt_corpus_changes_the_hash_of_corpus_runs_only(tmp_path, monkeyp
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "train.tsv.xz").write_bytes(b"one build")
+    (tmp_path / "pairs.tsv").write_text("Hello\tHallo\n")
     monkeypatch.setenv("NMTSCALE_DATA", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
     on_corpus = from_dict({})
-    on_user_files = from_dict({"data": {"train_files": {"en-de": "pairs.tsv"}}})
-    before = config_hash(on_corpus), config_hash(on_user_files)
+    own_test = {"test_sets": [], "test_files": {"en-de": {"mine": "pairs.tsv"}}}
+    on_user_files = from_dict({"data": {"train_files": {"en-de": "pairs.tsv"}, **own_test}})
+    user_train_corpus_dev = from_dict({"data": {"train_files": {"en-de": "pairs.tsv"}, "test_sets": ["dev"]}})
+    configs = (on_corpus, on_user_files, user_train_corpus_dev)
+    before = [config_hash(c) for c in configs]
     (corpus / "train.tsv.xz").write_bytes(b"another build")
-    after = config_hash(on_corpus), config_hash(on_user_files)
-    assert before[0] != after[0]
-    assert before[1] == after[1]
+    after = [config_hash(c) for c in configs]
+    assert [b != a for b, a in zip(before, after, strict=True)] == [True, False, True]
+
+
+def test_user_data_contents_are_part_of_the_run_identity(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.tsv").write_text("Hello\tHallo\n")
+    (tmp_path / "test.tsv").write_text("Yes\tJa\n")
+    cfg = from_dict(
+        {
+            "data": {
+                "train_files": {"en-de": "train.tsv"},
+                "test_sets": [],
+                "test_files": {"en-de": {"t": "test.tsv"}},
+            }
+        }
+    )
+    first = config_hash(cfg)
+    (tmp_path / "train.tsv").write_text("Goodbye\tTschuess\n")  # same path, other text
+    second = config_hash(cfg)
+    (tmp_path / "test.tsv").write_text("No\tNein\n")
+    third = config_hash(cfg)
+    assert len({first, second, third}) == 3
+    (tmp_path / "train.tsv").write_text("Hello\tHallo\n")
+    (tmp_path / "test.tsv").write_text("Yes\tJa\n")
+    assert config_hash(cfg) == first  # the identity is the content, not the file's date
+    (tmp_path / "test.tsv").unlink()
+    with pytest.raises(DataError, match=r"data.test_files.en-de.t: test.tsv: no such file"):
+        config_hash(cfg)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import least_squares
 
-from nmtscale import fitting, laws, reference, uncertainty
+from nmtscale import fitting, laws, lbfgs, reference, uncertainty
 from nmtscale.errors import DataError
 
 NE_BAR, ND_BAR = 120e6, 150e6
@@ -113,14 +113,117 @@ def test_multistart_sum_reduction_reaches_a_lower_objective_than_each_start():
     # on an AMD EPYC, though not on an Intel Sapphire Rapids; the near-L1 Huber loss stops L-BFGS early.
     starts = law.start_grid()[::9]
     fit = fitting.fit_multistart(law, x, y, starts=starts)
-    assert len(fit.table) == len(starts)
-    assert fit.objective == pytest.approx(fit.table["objective"].min())
+    table = fit.table
+    assert len(table) == len(starts) and table["chosen"].sum() == 1
+    # The contract: the chosen row is the Fit (its polished end), at or below every start's end.
+    chosen = table[table["chosen"]].iloc[0]
+    assert chosen["polished"] and chosen["objective"] == fit.objective
+    np.testing.assert_array_equal(chosen[list(law.names)].to_numpy(dtype=float), fit.theta)
+    assert fit.objective <= table["objective"].min()
+    assert fit.objective <= chosen["unpolished_objective"]
     matrix, target = fitting.check_data(law, x, y, positive=True)
-    at_truth, _ = fitting.huber_log_objective(law, matrix, target, fitting.BESIROGLU_HUBER_DELTA, "sum")(
-        law.vector(truth)
-    )
+    objective = fitting.huber_log_objective(law, matrix, target, fitting.BESIROGLU_HUBER_DELTA, "sum")
+    at_truth, _ = objective(law.vector(truth))
     assert fit.objective <= at_truth
+    # A local minimum: the projected gradient is small (L-BFGS-B also stops on the relative change of the
+    # objective, so not always below its own pgtol of 1e-5), and no coordinate step lowers the objective.
+    _, gradient = objective(fit.theta)
+    assert lbfgs.projected_gradient_norm(fit.theta, gradient, *law.bounds) < 1e-4
+    for i in range(len(fit.theta)):
+        for sign in (-1, 1):
+            moved = fit.theta.copy()
+            moved[i] += sign * 1e-3 * max(1.0, abs(moved[i]))
+            assert objective(moved)[0] >= fit.objective * (1 - 1e-9)
     assert_params_close(fit.params, {"e": 0.6, "alpha": 0.35, "beta": 0.37}, rel=0.05)
+
+
+def ratio_law() -> laws.Law:
+    """y = (a / b) N^-p + c, written by a user: a start with b = 0 makes the prediction 0/0 (NaN) or 1/0."""
+
+    def predict(x, theta):
+        a, b, p, c = theta
+        return a / b * x[:, 0] ** -p + c
+
+    def jacobian(x, theta):
+        a, b, p, c = theta
+        term = x[:, 0] ** -p
+        return np.stack(
+            [term / b, -a / b**2 * term, -a / b * term * np.log(x[:, 0]), np.ones_like(term)], axis=-1
+        )
+
+    return laws.Law(
+        name="ratio",
+        inputs=("N",),
+        parameters=(
+            laws.Parameter("a", 0.0, 100.0, (0.0, 1.0), 1.0),
+            laws.Parameter("b", 0.0, 100.0, (0.0, 1.0), 1.0),
+            laws.Parameter("p", 0.0, 5.0, (0.2, 0.5), 0.3),
+            laws.Parameter("c", 0.0, 10.0, (1.0,), 1.0),
+        ),
+        predict=predict,
+        jacobian=jacobian,
+        batched=True,
+    )
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_starts_with_a_nan_objective_are_dropped_and_counted(batched):
+    law = ratio_law()
+    n = np.geomspace(1e3, 1e6, 12)
+    y = 3.0 * n**-0.4 + 1.5
+    starts = law.start_grid()  # 8 starts, 4 of them with b = 0: 0/0 is NaN, 1/0 infinite
+    fit = fitting.fit_multistart(law, n, y, starts=starts, batched=batched)
+    nan_starts = starts[:, 1] == 0
+    assert nan_starts.sum() == 4
+    assert fit.table.attrs["dropped_starts"] == 4
+    np.testing.assert_array_equal(fit.table["dropped"], nan_starts)
+    assert np.isfinite(fit.objective) and np.all(np.isfinite(fit.theta))
+    assert fit.params["a"] / fit.params["b"] == pytest.approx(3.0, rel=0.01)
+    assert fit.params["p"] == pytest.approx(0.4, rel=0.01)
+    with pytest.raises(ValueError, match="NaN or infinite at every one of the 4 starts"):
+        fitting.fit_multistart(law, n, y, starts=starts[nan_starts], batched=batched)
+
+
+def test_a_law_without_a_jacobian_fits_by_finite_differences():
+    analytic = laws.power_law(n0=1e8)
+    numeric = laws.Law(
+        name="power_law_numeric",
+        inputs=("N",),
+        parameters=analytic.parameters,
+        predict=analytic.predict,
+    )
+    theta = np.array([0.9, 0.35, 1.6])
+    n = np.geomspace(1e7, 3e9, 15)
+    np.testing.assert_allclose(
+        numeric.jacobian(n[:, None], theta), analytic.jacobian(n[:, None], theta), rtol=1e-6, atol=1e-9
+    )
+    rng = np.random.default_rng(15)
+    y = analytic(n, dict(zip(analytic.names, theta, strict=True))) + rng.normal(0, 0.003, len(n))
+    for fit_with in (fitting.fit_multistart, fitting.fit_least_squares):
+        np.testing.assert_allclose(fit_with(numeric, n, y).theta, fit_with(analytic, n, y).theta, rtol=1e-3)
+    with pytest.raises(ValueError, match="batched law needs an analytic jacobian"):
+        laws.Law("bad", ("N",), analytic.parameters, analytic.predict, batched=True)
+
+
+def test_plain_least_squares_recovers_the_law_with_standard_errors():
+    rng = np.random.default_rng(16)
+    law = laws.power_law(n0=1e8)
+    truth = {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}
+    n = np.geomspace(1e7, 3e9, 25)
+    y = law(n, truth) + rng.normal(0, 0.003, len(n))
+    ols = fitting.fit_least_squares(law, n, y)
+    assert ols.converged and ols.method.startswith("least_squares(linear")
+    assert_params_close(ols.params, truth, rel=0.05)
+    errors = ols.table.set_index("parameter")["std_error"]
+    assert np.all(errors > 0)
+    for name, value in truth.items():  # the truth lies within 4 standard errors
+        assert abs(ols.params[name] - value) < 4 * errors[name]
+    # soft_l1 with a scale far above every residual is least squares
+    huge = fitting.fit_soft_l1(law, n, y, f_scale=10.0)
+    np.testing.assert_allclose(huge.theta, ols.theta, rtol=1e-3)
+    assert ols.objective <= huge.objective * (1 + 1e-6)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        fitting.fit_least_squares(law, n, y, loss="l2")
 
 
 def test_per_weight_laws_share_the_exponent_and_differ_in_beta():
@@ -275,38 +378,84 @@ def test_restarted_bootstrap_refits_from_the_given_starts_and_the_estimate():
 @pytest.mark.parametrize(
     "x, y, message",
     [
-        (np.array([1.0, 2.0, np.nan, 4.0, 5.0]), np.ones(5), r"rows \[2\] \(0-based\) contain NaN or inf"),
-        (np.arange(1.0, 6.0), np.array([1.0, np.inf, 1.0, 1.0, -np.inf]), r"rows \[1, 4\]"),
-        (np.arange(1.0, 3.0), np.ones(2), "2 points cannot determine the 3 parameters"),
+        (
+            np.array([1.0, 2.0, np.nan, 4.0, 5.0]),
+            np.arange(1.0, 6.0),
+            r"input 'N', rows \[2\] \(0-based\): NaN",
+        ),
+        (
+            np.arange(1.0, 6.0),
+            np.array([1.0, np.inf, 1.0, 1.0, -np.inf]),
+            r"y, rows \[1, 4\] \(0-based\): NaN",
+        ),
+        (
+            np.array([1.0, 0.0, 3.0, -4.0, 5.0]),
+            np.arange(1.0, 6.0),
+            r"input 'N', rows \[1, 3\].*not positive",
+        ),
+        (np.arange(1.0, 6.0), np.array([1.0, -2.0, 3.0, 4.0, 5.0]), r"y, rows \[1\].*negative"),
+        (np.arange(1.0, 6.0), np.full(5, 2.5), "all 5 values of y equal 2.5"),
+        (np.arange(1.0, 3.0), np.arange(1.0, 3.0), "2 points cannot determine the 3 parameters"),
         (np.arange(1.0, 6.0), np.ones(4), "x has 5 rows but y has 4 values"),
         (np.arange(1.0, 6.0), np.ones((5, 1)), "y must be one-dimensional"),
         (np.ones((5, 2)), np.ones(5), "takes 1 input columns"),
     ],
 )
-def test_bad_input_is_a_value_error_naming_the_problem(x, y, message):
-    with pytest.raises(ValueError, match=message):
-        fitting.fit_soft_l1(laws.power_law(), x, y, f_scale=0.01)
+@pytest.mark.parametrize("fit_with", ["soft_l1", "least_squares", "multistart"])
+def test_bad_input_is_a_value_error_naming_the_problem(x, y, message, fit_with):
+    law = laws.power_law()
+    fitters = {
+        "soft_l1": lambda: fitting.fit_soft_l1(law, x, y, f_scale=0.01),
+        "least_squares": lambda: fitting.fit_least_squares(law, x, y),
+        "multistart": lambda: fitting.fit_multistart(law, x, y),
+    }
+    with pytest.raises(ValueError, match=message.replace("negative", "(negative|not positive)")):
+        fitters[fit_with]()
+
+
+def test_data_that_leave_parameters_free_give_an_undetermined_fit():
+    rng = np.random.default_rng(17)
+    # One model size, several seeds: scale and asymptote of a power law trade off exactly.
+    same_size = fitting.fit_soft_l1(laws.power_law(n0=1e6), np.full(6, 2e6), 3 + rng.normal(0, 0.01, 6), 0.01)
+    assert not same_size.converged and same_size.message.startswith("undetermined")
+    # Encoder and decoder always grown together (Ne proportional to Nd): pe and pd are free along a line.
+    law = laws.bivariate_law(NE_BAR, ND_BAR)
+    layers = np.array([2, 4, 6, 8, 12, 16, 24])
+    together = np.column_stack([layers * 20e6, layers * 25e6])
+    y = 1.3 + 0.35 * (NE_BAR * ND_BAR / together.prod(axis=1)) ** 0.35 + rng.normal(0, 0.002, len(layers))
+    for fit in (fitting.fit_soft_l1(law, together, y, 0.01), fitting.fit_multistart(law, together, y)):
+        assert not fit.converged and "rank" in fit.message
+    # The same law on encoder and decoder families is determined.
+    _, x, y_ok, _, _ = ghorbani_runs(rng)
+    assert fitting.fit_soft_l1(law, x, y_ok, 0.01).converged
 
 
 def test_log_space_fits_reject_non_positive_targets_by_row():
-    with pytest.raises(ValueError, match=r"rows \[0, 3\] are not"):
-        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.array([0.0, 1, 1, -1, 1]))
+    with pytest.raises(ValueError, match=r"rows \[0, 3\] \(0-based\): not positive"):
+        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.array([0.0, 1, 2, -1, 1]))
     with pytest.raises(ValueError, match=r"rows \[1\]"):
         fitting.fit_bleu_vs_loss([1.0, 2.0, 3.0], [10.0, 0.0, 5.0])
+    with pytest.raises(ValueError, match="all 4 losses equal 2"):
+        fitting.fit_bleu_vs_loss([2.0, 2.0, 2.0, 2.0], [10.0, 12.0, 9.0, 11.0])
     with pytest.raises(ValueError, match="reduction"):
-        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.ones(5), reduction="median")
+        fitting.fit_multistart(laws.power_law(), np.arange(1.0, 6.0), np.arange(1.0, 6.0), reduction="median")
 
 
 def chinchilla_points():
-    path = reference.chinchilla_csv()
-    if not path.is_file():
-        pytest.skip(f"reference data not found at {path} (set {reference.CHINCHILLA_ENV})")
-    return reference.load_chinchilla_points(path)
+    return reference.load_chinchilla_points()  # committed with the project: never skipped
 
 
 def test_missing_reference_data_is_a_data_error_naming_the_file(tmp_path):
     with pytest.raises(DataError, match="absent.csv: Chinchilla reference data not found"):
         reference.load_chinchilla_points(tmp_path / "absent.csv")
+
+
+def test_the_reference_data_ships_with_the_project_and_matches_its_readme():
+    path = reference.chinchilla_csv()
+    assert path.is_file() and path.parent.parent.name == "data"
+    x, y = reference.load_chinchilla_points()
+    assert len(y) == 240 and x.shape == (240, 2)  # 245 points, the 5 highest losses dropped
+    assert "svg_extracted_data.csv" in (path.parent / "README.md").read_text()
 
 
 def assert_besiroglu(fit):

@@ -7,12 +7,11 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
 import yaml
-from toy import TINY_RUN, interrupted_at, toy_pairs
+from toy import interrupted_at, user_run
 
 from nmtscale import cli, runs
 from nmtscale import train as trainer
@@ -21,28 +20,6 @@ from nmtscale.errors import ConfigurationError
 
 # AdamW at this learning rate overflows within two updates: a real divergence, not a simulated one.
 DIVERGING = {"optimizer": "adamw", "lr": 1e9, "clip_norm": None, "warmup_steps": 0}
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> Path:
-    """A private run store and cache, and a tiny En-De user data set as TSV files."""
-    torch.set_num_threads(1)
-    monkeypatch.setenv("NMTSCALE_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setenv("NMTSCALE_CACHE", str(tmp_path / "cache"))
-    for name, pairs in (("train", toy_pairs(300, seed=1)), ("test", toy_pairs(40, seed=2))):
-        (tmp_path / f"{name}.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs))
-    return tmp_path
-
-
-def user_run(store: Path, **train) -> dict:
-    """A tiny run config on the store's user files, as YAML-able data."""
-    data = {
-        **TINY_RUN["data"],
-        "test_sets": [],
-        "train_files": {"en-de": str(store / "train.tsv")},
-        "test_files": {"en-de": {"toy": str(store / "test.tsv")}},
-    }
-    return {**TINY_RUN, "data": data, "train": {**TINY_RUN["train"], **train}}
 
 
 def test_a_finished_run_returns_its_summary_without_training(store, monkeypatch):

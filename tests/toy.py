@@ -42,6 +42,17 @@ TINY_RUN = {
 }
 
 
+def user_run(store, **train) -> dict:
+    """A tiny run config on the user files of the `store` fixture, as YAML-able data."""
+    data = {
+        **TINY_RUN["data"],
+        "test_sets": [],
+        "train_files": {"en-de": str(store / "train.tsv")},
+        "test_files": {"en-de": {"toy": str(store / "test.tsv")}},
+    }
+    return {**TINY_RUN, "data": data, "train": {**TINY_RUN["train"], **train}}
+
+
 def tiny_config(**sections):
     raw = {
         name: {**TINY_RUN.get(name, {}), **sections.get(name, {})}

@@ -49,6 +49,7 @@ from nmtscale.train import (
     atomic_write,
     evaluate_loss,
     load_trained_model,
+    read_metrics,
     translate_ids,
 )
 
@@ -190,8 +191,7 @@ def measured_tokens_per_second(run_directory: Path, skip_fraction: float = 0.1) 
     if not path.exists():
         return math.nan
     speeds = []
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
+    for record in read_metrics(path):
         if record.get("event") == "train":
             speeds.append((record["step"], record["tokens_per_s"]))
     if not speeds:
@@ -205,14 +205,15 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], roo
     """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n'), loss (final),
     slope (of the test loss over the second half of training, nats per doubling of the steps: about 0 once
     the curve has flattened), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token (analytic,
-    at the run's mean training lengths), status."""
+    at the run's mean training lengths), status, reason (why a failed run failed). Failed runs keep their rows
+    with a NaN loss."""
     if len(plan) != len(summaries):
         raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
     rows = []
     for p, s in zip(plan, summaries, strict=True):
         if s.run_id != config_hash(p.config):
             raise ValueError(f"summary {s.run_id} is not the run of {p.label} size {p.size}")
-        for key, loss in s.final_loss.items():
+        for key in s.test_set_keys():
             rows.append(
                 {
                     "run_id": s.run_id,
@@ -224,13 +225,14 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], roo
                     "layers": p.layers,
                     "N": non_embedding_params(p.config.model),
                     "test_set": key,
-                    "loss": loss if s.finished else math.nan,
+                    "loss": s.final_loss.get(key, math.nan) if s.finished else math.nan,
                     "slope": last_fraction_slope(s.curves, key, fraction=0.5),
                     "tokens": sum(s.tokens_seen.values()),
                     "wall_time_s": s.wall_time_s,
                     "tokens_per_s": measured_tokens_per_second(Path(root) / s.run_id),
                     "train_flops_per_token": s.flops_per_target_token,
                     "status": s.status,
+                    "reason": s.reason,
                 }
             )
     return pd.DataFrame(rows)

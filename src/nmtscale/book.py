@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from nmtscale.config import parse_yaml, read_yaml
 from nmtscale.errors import ConfigurationError, closest
 
 CHAPTERS = (
@@ -109,10 +110,7 @@ def load_parameters(chapter: str, scale: str, overrides: dict | None = None, roo
     path = root / "params" / chapter / f"{scale}.yaml"
     if not path.is_file():
         raise ConfigurationError(f"{path}: missing; every chapter needs params for the scales {list(SCALES)}")
-    try:
-        params = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ConfigurationError(f"{path}: not valid YAML: {err}") from err
+    params = read_yaml(path)
     if not isinstance(params, dict):
         raise ConfigurationError(f"{path}: expected a mapping of parameter names to values")
 
@@ -128,12 +126,31 @@ def load_parameters(chapter: str, scale: str, overrides: dict | None = None, roo
             )
     if params["scale"] != scale:
         raise ConfigurationError(f"{path}: key 'scale' is {params['scale']!r}, expected {scale!r}")
-    for key in overrides or {}:
+    for key, value in (overrides or {}).items():
         if key not in names:
             raise ConfigurationError(
                 f"-p {key}: not a parameter of book/{chapter}.py{closest(key, names)}; it has {names}"
             )
+        if key in params and not _same_kind(value, params[key]):
+            raise ConfigurationError(
+                f"-p {key} {value!r}: {path} sets it to {params[key]!r}; give a value of that kind"
+            )
     return {**params, **(overrides or {})}
+
+
+def _same_kind(value, reference) -> bool:
+    """Whether a -p value can stand where the params file has `reference`: the same YAML kind (an integer
+    may stand for a number; null in the file, or a null value, accepts anything)."""
+    if reference is None or value is None:
+        return True
+    if isinstance(reference, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(reference, bool)
+    if isinstance(reference, float):
+        return isinstance(value, int | float)
+    for kind in (int, str, list, dict):
+        if isinstance(reference, kind):
+            return isinstance(value, kind)
+    return True
 
 
 def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: Path = Path(".")) -> Path:
@@ -406,7 +423,7 @@ def _check_scale(scale: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    overrides = {key: yaml.safe_load(value) for key, value in args.parameters}
+    overrides = {key: parse_yaml(value, f"-p {key} {value}") for key, value in args.parameters}
     chapters = args.chapter or list(CHAPTERS)
     for chapter in chapters:  # a typo in any params file stops the run before hours of training
         load_parameters(chapter, args.scale, overrides)

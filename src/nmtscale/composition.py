@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import multiprocessing
 import random
 from collections.abc import Mapping, Sequence
@@ -354,11 +355,13 @@ def student_table(
     references: Mapping[str, list[str]],
 ) -> pd.DataFrame:
     """One row per student and test set: series, width, non-embedding parameters N, the final loss per
-    token and per target character (loss per token / characters per token of that student's tokenizer)."""
+    token and per target character (loss per token / characters per token of that student's tokenizer),
+    status and reason; a failed student keeps its rows with a NaN loss."""
     rows = []
     for student, summary in zip(students, summaries, strict=True):
         counts = parameter_counts(student.config.model)
-        for key, loss in summary.final_loss.items():
+        for key in summary.test_set_keys():
+            loss = summary.final_loss.get(key, math.nan) if summary.finished else math.nan
             chars = characters_per_token(Path(root) / summary.run_id / runs.TOKENIZER, references[key])
             rows.append(
                 {
@@ -369,6 +372,8 @@ def student_table(
                     "test_set": key.split("/", 1)[1],
                     "loss_per_token": loss,
                     "loss": loss / chars,
+                    "status": summary.status,
+                    "reason": summary.reason,
                 }
             )
     return pd.DataFrame(rows)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -18,8 +20,8 @@ from typing import Any, Literal
 
 import yaml
 
-from nmtscale.corpus.store import corpus_fingerprint
-from nmtscale.errors import ConfigurationError, closest
+from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
+from nmtscale.errors import ConfigurationError, DataError, closest
 from nmtscale.model import ModelConfig
 
 # The model section is nmtscale.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
@@ -152,6 +154,8 @@ class TrainConfig:
                 raise ConfigurationError(f"{source}: train.{key} must be >= 1, not {getattr(self, key)}")
         if self.lr <= 0:
             raise ConfigurationError(f"{source}: train.lr must be > 0, not {self.lr}")
+        if self.weight_decay < 0:
+            raise ConfigurationError(f"{source}: train.weight_decay must be >= 0, not {self.weight_decay}")
         if self.warmup_steps < 0:
             raise ConfigurationError(f"{source}: train.warmup_steps must be >= 0, not {self.warmup_steps}")
         if len(self.adam_betas) != 2 or not all(0 <= b < 1 for b in self.adam_betas):
@@ -260,8 +264,9 @@ KEYS_ADDED_LATER: tuple[str, ...] = (
 def config_hash(cfg: RunConfig) -> str:
     """A short content hash of the canonical config: equal configs, and only those, share a run directory.
 
-    A run that trains on the committed corpus also hashes the corpus files, so rebuilding the corpus gives new
-    runs instead of silently reusing ones trained on other data.
+    A run that reads the committed corpus also hashes the corpus files, and a run that reads user files
+    (`data.train_files`, `data.test_files`) hashes their contents, so changed data gives a new run instead of
+    silently returning, or resuming, one trained on other text.
     """
     identity = to_dict(cfg)
     defaults = to_dict(RunConfig())
@@ -269,10 +274,26 @@ def config_hash(cfg: RunConfig) -> str:
         section, key = dotted.split(".")
         if identity[section][key] == defaults[section][key]:
             del identity[section][key]
-    if cfg.data.train_files is None:
+    if cfg.data.train_files is None or cfg.data.test_sets:
         identity["corpus_sha256"] = corpus_fingerprint()
+    user_files = user_data_files(cfg.data)
+    if user_files:
+        try:
+            identity["user_data_sha256"] = files_fingerprint(path for _, path in user_files)
+        except DataError as err:
+            keys = sorted({key for key, path in user_files if str(path) in str(err)})
+            raise DataError(f"{', '.join(keys)}: {err}") from None
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def user_data_files(cfg: DataConfig) -> list[tuple[str, Path]]:
+    """(config key, path) of every user data file of a run, in a fixed order (training files by direction,
+    then test files by direction and name)."""
+    entries = [(f"data.train_files.{d}", paths) for d, paths in sorted((cfg.train_files or {}).items())]
+    for direction, sets in sorted((cfg.test_files or {}).items()):
+        entries += [(f"data.test_files.{direction}.{name}", paths) for name, paths in sorted(sets.items())]
+    return [(key, Path(p)) for key, paths in entries for p in ([paths] if isinstance(paths, str) else paths)]
 
 
 def from_dict(raw: Any, source: str = "<config>") -> RunConfig:
@@ -286,6 +307,11 @@ def from_dict(raw: Any, source: str = "<config>") -> RunConfig:
         if name not in SECTIONS:
             raise ConfigurationError(f"{source}: unknown section {name!r}" + closest(str(name), SECTIONS))
         sections[name] = value
+    for name, value in sections.items():
+        if value is not None and not isinstance(value, dict):
+            raise ConfigurationError(
+                f"{source}: section {name!r} must be a mapping of keys to values, got {type(value).__name__}"
+            )
     model_raw = dict(sections.get("model") or {})
     for key in MODEL_KEYS_SET_BY_RUN:
         if key in model_raw:
@@ -305,15 +331,46 @@ def load_config(path: str | Path, overrides: typing.Sequence[str] = ()) -> RunCo
     return from_dict(raw, str(path))
 
 
+class StrictYamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with two fixes for config files: a key given twice in one mapping is an error
+    (PyYAML keeps the last silently), and `3e-4` is a number, as in YAML 1.2 (PyYAML 1.1 reads a string)."""
+
+
+def _mapping_without_duplicates(loader: StrictYamlLoader, node: yaml.MappingNode, deep: bool = False):
+    first_line = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in first_line:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} given twice (first on line {first_line[key]})", key_node.start_mark
+            )
+        first_line[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+StrictYamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$")
+StrictYamlLoader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_FLOAT, list("-+0123456789"))
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """YAML text parsed by `StrictYamlLoader`; an error is a ConfigurationError naming `source` and line."""
+    try:
+        return yaml.load(text, Loader=StrictYamlLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as err:
+        raise ConfigurationError(f"{source}: not valid YAML: {err}") from None
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parsed YAML of a file; a missing file or a syntax error is a ConfigurationError naming the file."""
     path = Path(path)
+    if not path.is_file():
+        raise ConfigurationError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigurationError(f"{path}: no such file") from None
-    except yaml.YAMLError as err:
-        raise ConfigurationError(f"{path}: not valid YAML: {err}") from None
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigurationError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return parse_yaml(text, str(path))
 
 
 def override(cfg: RunConfig, changes: typing.Mapping[str, Any]) -> RunConfig:
@@ -328,10 +385,7 @@ def parse_overrides(overrides: typing.Sequence[str], source: str) -> dict[str, A
         key, sep, value = text.partition("=")
         if not sep:
             raise ConfigurationError(f"{source}: override {text!r} is not of the form section.key=value")
-        try:
-            parsed[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as err:
-            raise ConfigurationError(f"{source}: override {text!r}: value is not valid YAML: {err}") from None
+        parsed[key.strip()] = parse_yaml(value, f"{source}: override {text!r}")
     return parsed
 
 
@@ -423,7 +477,8 @@ def _coerce(value: Any, hint: Any) -> Any:
         bad = any(k is _MISMATCH or v is _MISMATCH for k, v in pairs.items())
         return _MISMATCH if bad else pairs
     if hint is float:
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else _MISMATCH
+        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        return float(value) if number else _MISMATCH
     if hint is int:
         return value if isinstance(value, int) and not isinstance(value, bool) else _MISMATCH
     if isinstance(hint, type):
@@ -447,4 +502,4 @@ def _describe(hint: Any) -> str:
     return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
 
 
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+_TYPE_NAMES = {int: "an integer", float: "a finite number", str: "a string", bool: "true or false"}

@@ -13,8 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from nmtscale.config import read_yaml
 from nmtscale.errors import ConfigurationError, closest
 from nmtscale.model import ModelConfig
 
@@ -106,10 +105,7 @@ def load_preset(path: str | Path) -> tuple[str, list[PresetRow]]:
     """Reads a preset file: `paper`, `rounding`, a shared `model` section and `rows` (each with its own
     `model` overrides and `published` counts). A file with only a `model` section gives one row."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigurationError(f"{path}: cannot read: {err}") from err
+    data = read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("model", {}), dict):
         raise ConfigurationError(f"{path}: expected a mapping with a 'model' section")
     rounding = data.get("rounding", 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from nmtscale import corpus
 from nmtscale.batching import Example
 from nmtscale.config import DataConfig
-from nmtscale.errors import ConfigurationError
+from nmtscale.errors import ConfigurationError, DataError
 from nmtscale.tokenizer import Tokenizer, train_tokenizer
 
 DEV_SPLIT = "dev"
@@ -79,14 +80,23 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         tagged_targets = cfg.tokenizer_directions + (cfg.directions if tagged else [])
     tags = sorted({Tokenizer.language_tag(split_direction(d)[1]) for d in tagged_targets})
     texts = [text for pairs in vocabulary_pairs for pair in pairs for text in pair]
-    tokenizer = train_tokenizer(
-        texts,
-        cfg.vocab_size,
-        user_symbols=tags,
-        cache_dir=cache_dir / "tokenizers",
-        character_coverage=cfg.character_coverage,
-        byte_fallback=cfg.byte_fallback,
-    )
+    try:
+        tokenizer = train_tokenizer(
+            texts,
+            cfg.vocab_size,
+            user_symbols=tags,
+            cache_dir=cache_dir / "tokenizers",
+            character_coverage=cfg.character_coverage,
+            byte_fallback=cfg.byte_fallback,
+        )
+    except RuntimeError as err:
+        limit = re.search(r"value <= (\d+)", str(err))
+        if limit is None:
+            raise
+        raise ConfigurationError(
+            f"data.vocab_size={cfg.vocab_size}: the training text ({len(texts):,} sentences) allows at most "
+            f"{int(limit.group(1)):,} pieces; lower data.vocab_size"
+        ) from None
     tasks = [
         encode_pairs(tokenizer, pairs, direction, tagged, task)
         for task, (pairs, direction) in enumerate(zip(train_pairs, cfg.directions, strict=True))
@@ -159,10 +169,51 @@ def disjoint_sources(
 
 def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
     if cfg.train_files is not None:
-        pairs = corpus.read_parallel(cfg.train_files[direction])
+        pairs = read_user_file(cfg.train_files[direction], f"data.train_files.{direction}")
     else:
         pairs = corpus.load_pairs(*split_direction(direction), "train")
     return _subsample(pairs, cfg.max_train_pairs)
+
+
+def read_user_file(paths: str | list[str], key: str) -> list[tuple[str, str]]:
+    """The pairs of one user data entry; a bad or empty file is a DataError naming the config key too."""
+    try:
+        pairs = corpus.read_parallel(paths if isinstance(paths, str) else tuple(paths))
+    except DataError as err:
+        raise DataError(f"{key}: {err}") from None
+    if not pairs:
+        raise DataError(f"{key}: {paths}: no sentence pairs (the file is empty)")
+    return pairs
+
+
+def check_lengths(data: ExperimentData, cfg: DataConfig, max_tokens: int) -> None:
+    """No pair of user data may be longer than one batch (`train.max_tokens` target tokens): a DataError
+    names the file and line. The corpus is already cleaned to sentences of at most 120 English words."""
+    entries = [
+        (f"data.train_files.{d}", paths, data.tasks[data.directions.index(d)], d)
+        for d, paths in (cfg.train_files or {}).items()
+    ]
+    by_name = {(t.direction, t.name): t.examples for t in data.test_sets}
+    entries += [
+        (f"data.test_files.{d}.{name}", paths, by_name[d, name], d)
+        for d, sets in (cfg.test_files or {}).items()
+        for name, paths in sets.items()
+    ]
+    for key, paths, examples, direction in entries:
+        longest = max(examples, key=_tokens)
+        if _tokens(longest) > max_tokens:
+            # The examples may be a subsample: find the pair's line in the file by its encoding.
+            encoded = encode_pairs(data.tokenizer, read_user_file(paths, key), direction, data.tagged)
+            line = 1 + next(i for i, e in enumerate(encoded) if (e.src, e.tgt) == (longest.src, longest.tgt))
+            raise DataError(
+                f"{key}: {paths}:{line}: the pair is {_tokens(longest)} tokens long, more than one batch of "
+                f"train.max_tokens={max_tokens}: shorten or drop the line, or raise train.max_tokens"
+            )
+
+
+def _tokens(example: Example) -> int:
+    """The longer side of an example in tokens, the target with its EOS."""
+    return max(len(example.src), len(example.tgt) + 1)
 
 
 def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -195,7 +246,7 @@ def _test_pairs(cfg: DataConfig) -> list[tuple[str, str, list[tuple[str, str]]]]
             )
     for direction, files in (cfg.test_files or {}).items():
         for name, paths in files.items():
-            found.append((name, direction, corpus.read_parallel(paths)))
+            found.append((name, direction, read_user_file(paths, f"data.test_files.{direction}.{name}")))
     return [(name, direction, _subsample(pairs, cfg.max_test_pairs)) for name, direction, pairs in found]
 
 

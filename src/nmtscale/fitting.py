@@ -2,8 +2,10 @@
 
 Two fitters with one result type, `Fit`, and helpers built on them:
 
-- `fit_soft_l1` / `fit_soft_l1_recipe`: Ghorbani et al. App. E, `least_squares(loss="soft_l1",
-  f_scale=...)` on the loss itself, over their f_scale grid `geomspace(0.001, 0.025, 25)`.
+- `fit_least_squares`: ordinary least squares on the loss (scipy `curve_fit`), as most NMT scaling papers
+  fit, or a robust loss; `fit_soft_l1` / `fit_soft_l1_recipe`: Ghorbani et al. App. E,
+  `least_squares(loss="soft_l1", f_scale=...)` on the loss itself, over their f_scale grid
+  `geomspace(0.001, 0.025, 25)`.
 - `fit_multistart`: Besiroglu et al.'s refit of Chinchilla, Huber(delta) on log residuals, L-BFGS-B with the
   law's analytic gradient from every point of a start grid (all starts at once by `nmtscale.lbfgs` where the
   law allows). The objective is SUMMED over points: with the mean, gradients are n times smaller and
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-from scipy.optimize import least_squares, minimize
+from scipy.optimize import curve_fit, least_squares, minimize
 from threadpoolctl import ThreadpoolController
 
 from nmtscale.laws import Law, power_law
@@ -111,36 +113,78 @@ class Fit:
 def check_data(
     law: Law, x, y, positive: bool = False, min_points: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs as an [n, k] array and targets as [n], or a ValueError naming what is wrong and where."""
+    """Inputs as an [n, k] array and targets as [n], or a ValueError naming what is wrong and where.
+
+    Rows are named 0-based. Inputs must be finite (and positive for a law with `positive_inputs`); targets
+    must be finite and not negative (losses and quality scores), positive with `positive` (log-space fits),
+    and not all equal, since a constant target determines no exponent.
+    """
     matrix = law.inputs_matrix(x)
     target = np.asarray(y, dtype=float)
     if target.ndim != 1:
         raise ValueError(f"y must be one-dimensional, got shape {target.shape}")
     if len(target) != len(matrix):
         raise ValueError(f"x has {len(matrix)} rows but y has {len(target)} values")
-    not_finite = ~np.isfinite(matrix).all(axis=1) | ~np.isfinite(target)
-    if not_finite.any():
-        raise ValueError(f"rows {np.flatnonzero(not_finite).tolist()} (0-based) contain NaN or inf")
-    if positive and (target <= 0).any():
-        raise ValueError(
-            f"a log-space fit needs positive y; rows {np.flatnonzero(target <= 0).tolist()} are not"
-        )
+    for column, values in zip(law.inputs, matrix.T, strict=True):
+        _check_rows(f"input {column!r}", ~np.isfinite(values), "NaN or inf")
+        if law.positive_inputs:
+            _check_rows(f"input {column!r}", values <= 0, f"not positive (law {law.name!r} takes sizes > 0)")
+    _check_rows("y", ~np.isfinite(target), "NaN or inf")
+    if positive:
+        _check_rows("y", target <= 0, "not positive (a log-space fit needs positive y)")
+    else:
+        _check_rows("y", target < 0, "negative (a loss or a quality score is not)")
     needed = len(law.parameters) if min_points is None else min_points
     if len(target) < needed:
         raise ValueError(
             f"{len(target)} points cannot determine the {len(law.parameters)} parameters {list(law.names)} "
             f"of {law.name}"
         )
+    if min_points is None and np.ptp(target) == 0:
+        raise ValueError(
+            f"all {len(target)} values of y equal {target[0]:g}: they determine none of the parameters "
+            f"{list(law.names)} of {law.name}"
+        )
     return matrix, target
 
 
+def _check_rows(what: str, bad: np.ndarray, problem: str) -> None:
+    if bad.any():
+        raise ValueError(f"{what}, rows {np.flatnonzero(bad).tolist()} (0-based): {problem}")
+
+
+def determined(law: Law, matrix: np.ndarray, theta: np.ndarray, rtol: float = 1e-10) -> tuple[bool, str]:
+    """Whether the data pin every parameter down at `theta`: (ok, why not).
+
+    The Jacobian of the predictions, each column scaled to unit length, must have full column rank. It does
+    not when an input never varies (a power law's scale and asymptote trade off exactly), when two inputs
+    vary together (Ne proportional to Nd leaves pe and pd free along a line), or when a parameter moves no
+    prediction at all (an exponent with a zero coefficient).
+    """
+    jacobian = np.asarray(law.jacobian(matrix, theta), dtype=float)
+    norms = np.linalg.norm(jacobian, axis=0)
+    idle = [name for name, norm in zip(law.names, norms, strict=True) if not norm > 0]
+    if idle:
+        return False, f"parameters {idle} change no prediction at the fit"
+    singular = np.linalg.svd(jacobian / norms, compute_uv=False)
+    rank = int(np.sum(singular > rtol * singular[0]))
+    if rank < len(law.names):
+        return False, (
+            f"the Jacobian has rank {rank} < {len(law.names)} parameters: the data leave a combination of "
+            f"{list(law.names)} free (an input that never varies, or two inputs that vary together?)"
+        )
+    return True, ""
+
+
 def _fit(law: Law, matrix, target, theta, objective, converged, message, method, refit, table=None) -> Fit:
+    """A `Fit`; one the data do not determine is marked not converged, with the reason in its message."""
+    ok, why = determined(law, matrix, np.asarray(theta, dtype=float))
     return Fit(
         law=law,
         params=dict(zip(law.names, map(float, theta), strict=True)),
         objective=float(objective),
-        converged=bool(converged),
-        message=str(message),
+        converged=bool(converged) and ok,
+        message=str(message) if ok else f"undetermined: {why}",
         method=method,
         diagnostics=diagnose(target, law.predict(matrix, theta)),
         x=matrix,
@@ -173,7 +217,7 @@ def huber_log_objective(
 
     def one_block(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         params = theta.T[..., None] if theta.ndim == 2 else theta
-        prediction = np.maximum(law.predict(matrix, params), floor)
+        prediction = np.maximum(law.predict(matrix, params), floor)  # NaN stays NaN: that start is dropped
         residual = log_target - np.log(prediction)
         absolute = np.abs(residual)
         loss = np.where(absolute <= delta, 0.5 * residual**2, delta * (absolute - 0.5 * delta))
@@ -205,42 +249,74 @@ def fit_multistart(
 
     `starts` ([n_starts, n_params]) defaults to the law's full start grid. Each start runs scipy's L-BFGS-B,
     or, with `batched` (default: when the law supports it), `nmtscale.lbfgs.minimize_batched` runs all starts
-    at once and scipy's L-BFGS-B polishes the best. `Fit.table` lists every start's outcome. Besiroglu et al.
-    2024 (delta = 1e-3, sum reduction) on Chinchilla; fits any positive target.
+    at once and scipy's L-BFGS-B polishes the best. Besiroglu et al. 2024 (delta = 1e-3, sum reduction) on
+    Chinchilla; fits any positive target.
+
+    `Fit.table` has one row per start: the start, `objective` and parameters where it ended, `converged`,
+    `iterations`, `dropped` (the objective is NaN or infinite at the start, e.g. a 0/0 in the law: such a
+    start is not run, and `table.attrs["dropped_starts"]` counts them), and `chosen`, the one row that is the
+    `Fit`. In the batched path the chosen row holds the polished end (`polished` True) and
+    `unpolished_objective` where the batched optimiser left it, so `Fit.objective` equals the chosen row's
+    objective and is the table's minimum. A ValueError is raised when every start is dropped.
     """
+    batched = law.batched if batched is None else batched
+    if batched and not law.batched:
+        raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
     matrix, target = check_data(law, x, y, positive=True)
     starts = law.start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
     if starts.shape[1] != len(law.parameters):
         raise ValueError(
             f"starts have {starts.shape[1]} columns; {law.name} has parameters {list(law.names)}"
         )
-    batched = law.batched if batched is None else batched
-    if batched and not law.batched:
-        raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
     objective = huber_log_objective(law, matrix, target, delta, reduction)
     bounds = list(zip(*law.bounds, strict=True))
-    with single_threaded_blas():
+    n_params = len(law.names)
+    ends = np.full_like(starts, np.nan)
+    values = np.full(len(starts), np.nan)
+    converged = np.zeros(len(starts), bool)
+    iterations = np.zeros(len(starts), int)
+    with single_threaded_blas(), np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        at_start = objective(starts)[0] if batched else np.array([objective(s)[0] for s in starts])
+        kept = np.flatnonzero(np.isfinite(at_start))
+        if not len(kept):
+            raise ValueError(
+                f"the objective of {law.name} is NaN or infinite at every one of the {len(starts)} starts "
+                f"(e.g. 0/0 or log of 0 in the law): give starts where the law is defined"
+            )
         if batched:
-            runs = minimize_batched(objective, starts, *law.bounds)
-            ends, values, converged, iterations = runs.x, runs.fun, runs.converged, runs.iterations
-            best = minimize(objective, ends[np.argmin(values)], jac=True, method="L-BFGS-B", bounds=bounds)
+            runs = minimize_batched(objective, starts[kept], *law.bounds)
+            ends[kept], values[kept] = runs.x, runs.fun
+            converged[kept], iterations[kept] = runs.converged, runs.iterations
         else:
-            results = [
-                minimize(objective, start, jac=True, method="L-BFGS-B", bounds=bounds) for start in starts
-            ]
-            ends = np.array([r.x for r in results])
-            values = np.array([r.fun for r in results])
-            converged = np.array([r.success for r in results])
-            iterations = np.array([r.nit for r in results])
-            best = results[int(np.argmin(np.where(np.isfinite(values), values, np.inf)))]
+            for i in kept:
+                result = minimize(objective, starts[i], jac=True, method="L-BFGS-B", bounds=bounds)
+                ends[i], values[i] = result.x, result.fun
+                converged[i], iterations[i] = result.success, result.nit
+        best_index = int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
+        theta, value = ends[best_index], values[best_index]
+        success, message = bool(converged[best_index]), "best of the starts"
+        unpolished = values.copy()
+        if batched:
+            polished = minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds)
+            if np.isfinite(polished.fun) and polished.fun <= value:
+                theta, value, success, message = polished.x, polished.fun, polished.success, polished.message
+            ends[best_index], values[best_index], converged[best_index] = theta, value, success
+    if not np.isfinite(value):
+        raise ValueError(f"no start of {law.name} ended at a finite objective; the law is not defined there")
+    chosen = np.arange(len(starts)) == best_index
+    dropped = ~np.isin(np.arange(len(starts)), kept)
+    columns = {"objective": values, "converged": converged, "iterations": iterations, "dropped": dropped}
+    if batched:
+        columns |= {"unpolished_objective": unpolished, "polished": chosen}
     table = pd.concat(
         [
             pd.DataFrame(starts, columns=[f"start_{n}" for n in law.names]),
-            pd.DataFrame({"objective": values, "converged": converged, "iterations": iterations}),
-            pd.DataFrame(ends, columns=list(law.names)),
+            pd.DataFrame(columns | {"chosen": chosen}),
+            pd.DataFrame(ends.reshape(-1, n_params), columns=list(law.names)),
         ],
         axis=1,
     )
+    table.attrs["dropped_starts"] = int(dropped.sum())
 
     def refit(new_x, new_y, starts):
         # One warm start is cheapest with scipy alone; many starts go through the batched optimiser.
@@ -250,42 +326,78 @@ def fit_multistart(
         )
 
     optimiser = "batched L-BFGS, best polished by L-BFGS-B" if batched else "L-BFGS-B"
-    method = f"huber_log(delta={delta:g}, reduction={reduction}, starts={len(starts)}, {optimiser})"
-    return _fit(law, matrix, target, best.x, best.fun, best.success, best.message, method, refit, table)
+    method = f"huber_log(delta={delta:g}, reduction={reduction}, starts={len(kept)}, {optimiser})"
+    if dropped.any():
+        method += f", {int(dropped.sum())} starts dropped (objective not finite)"
+    return _fit(law, matrix, target, theta, value, success, message, method, refit, table)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Ghorbani et al. App. E: soft_l1 least squares
 
 
-def fit_soft_l1(law: Law, x, y, f_scale: float, start: np.ndarray | None = None) -> Fit:
-    """`least_squares(residual, start, loss="soft_l1", f_scale=f_scale, bounds=law bounds, max_nfev=10000)`.
+LEAST_SQUARES_LOSSES = ("linear", "soft_l1", "huber", "cauchy", "arctan")
 
-    Residuals are predicted - observed on the loss itself (not its log), as in Ghorbani App. E; the start
-    defaults to the law's default start (for `bivariate_law`, their p0); the Jacobian is analytic.
+
+def fit_least_squares(
+    law: Law, x, y, loss: str = "linear", f_scale: float = 1.0, start: np.ndarray | None = None
+) -> Fit:
+    """Least squares on the loss itself (residuals predicted - observed), plain or robust.
+
+    `loss="linear"` is ordinary least squares by scipy's `curve_fit`, as most NMT scaling papers fit (Gordon
+    et al. 2021, Fernandes et al. 2023); `Fit.table` then lists each parameter's standard error from
+    `curve_fit`'s covariance (meaningful only where the law holds and the noise is Gaussian). Any other loss
+    is scipy's `least_squares(loss=..., f_scale=...)`; `fit_soft_l1` is Ghorbani et al.'s choice. The start
+    defaults to the law's default start; bounds are the law's; the Jacobian is the law's (analytic, or finite
+    differences for a law written without one).
     """
+    if loss not in LEAST_SQUARES_LOSSES:
+        raise ValueError(f"loss must be one of {LEAST_SQUARES_LOSSES}, got {loss!r}")
     matrix, target = check_data(law, x, y)
     start = law.default_start() if start is None else np.asarray(start, dtype=float)
     if start.shape != (len(law.parameters),):
         raise ValueError(
-            f"fit_soft_l1 takes one start of {len(law.parameters)} values, got shape {start.shape}"
+            f"fit_least_squares takes one start of {len(law.parameters)} values, got shape {start.shape}"
         )
+    table = None
     with single_threaded_blas():
-        result = least_squares(
-            lambda theta: law.predict(matrix, theta) - target,
-            start,
-            jac=lambda theta: law.jacobian(matrix, theta),
-            loss="soft_l1",
-            f_scale=f_scale,
-            bounds=law.bounds,
-            max_nfev=10000,
-        )
+        if loss == "linear":
+            theta, covariance, info, message, status = curve_fit(
+                lambda _, *theta: law.predict(matrix, np.array(theta)),
+                None,
+                target,
+                p0=start,
+                jac=lambda _, *theta: law.jacobian(matrix, np.array(theta)),
+                bounds=law.bounds,
+                max_nfev=10000,
+                full_output=True,
+            )
+            objective = 0.5 * float(np.sum(info["fvec"] ** 2))
+            errors = np.sqrt(np.clip(np.diag(covariance), 0, None))
+            table = pd.DataFrame({"parameter": list(law.names), "estimate": theta, "std_error": errors})
+        else:
+            result = least_squares(
+                lambda theta: law.predict(matrix, theta) - target,
+                start,
+                jac=lambda theta: law.jacobian(matrix, theta),
+                loss=loss,
+                f_scale=f_scale,
+                bounds=law.bounds,
+                max_nfev=10000,
+            )
+            theta, objective, status, message = result.x, result.cost, result.status, result.message
 
     def refit(new_x, new_y, new_start):
-        return fit_soft_l1(law, new_x, new_y, f_scale, new_start)
+        return fit_least_squares(law, new_x, new_y, loss, f_scale, new_start)
 
-    method = f"soft_l1(f_scale={f_scale:.4g})"
-    return _fit(law, matrix, target, result.x, result.cost, result.status > 0, result.message, method, refit)
+    method = "least_squares(linear, curve_fit)" if loss == "linear" else f"{loss}(f_scale={f_scale:.4g})"
+    return _fit(law, matrix, target, theta, objective, status > 0, message, method, refit, table)
+
+
+def fit_soft_l1(law: Law, x, y, f_scale: float, start: np.ndarray | None = None) -> Fit:
+    """Ghorbani App. E: `least_squares(loss="soft_l1", f_scale=f_scale)` on the loss itself, within the law's
+    bounds, from the law's default start (for `bivariate_law`, their p0). See `fit_least_squares`."""
+    return fit_least_squares(law, x, y, "soft_l1", f_scale, start)
 
 
 def fit_soft_l1_recipe(law: Law, x, y, f_scales=GHORBANI_F_SCALES, folds: int = 10, seed: int = 0) -> Fit:
@@ -393,6 +505,8 @@ def fit_bleu_vs_loss(loss, bleu) -> BleuFit:
         )
     if len(loss) < 3:
         raise ValueError(f"{len(loss)} points cannot fit c_B and p_B with an error estimate (need 3 or more)")
+    if np.ptp(loss) == 0:
+        raise ValueError(f"all {len(loss)} losses equal {loss[0]:g}: they cannot determine the exponent p_B")
     result = sm.OLS(np.log(bleu), sm.add_constant(np.log(loss), has_constant="add")).fit()
     log_c, slope = result.params
     return BleuFit(c_b=float(np.exp(log_c)), p_b=float(-slope), result=result)

@@ -121,5 +121,12 @@ def _two_loop(q, s_mem, y_mem, rho, gamma, step):
     return r
 
 
+def projected_gradient_norm(x, g, lower, upper) -> np.ndarray:
+    """Inf-norm of the projected gradient, |clip(x - g, lower, upper) - x|, per row of x [S, P] (or for one
+    vector [P]): zero exactly at a point that satisfies the box-constrained first-order optimality conditions.
+    L-BFGS-B's `pgtol` test uses the same quantity."""
+    return np.abs(np.clip(x - g, lower, upper) - x).max(axis=-1)
+
+
 def _projected_gradient_small(x, g, lower, upper, gtol) -> np.ndarray:
-    return np.abs(np.clip(x - g, lower, upper) - x).max(axis=1) <= gtol
+    return projected_gradient_norm(x, g, lower, upper) <= gtol

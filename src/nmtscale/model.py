@@ -83,6 +83,9 @@ class ModelConfig:
     dropout_mask: str = "bernoulli"
 
     def __post_init__(self):
+        for key in ("d_model", "n_heads"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"ModelConfig.{key}={getattr(self, key)} must be at least 1")
         if self.head_dim is None:
             if self.d_model % self.n_heads:
                 raise ValueError(

@@ -232,9 +232,10 @@ def run_table(
     p (the first direction's weight), mixture (the trained directions' weights, '0.1/0.9'), size, d_model,
     layers, N (non-embedding parameters, the paper's corrected count), direction, weight (this direction's own
     weight), tokens (its target tokens trained on), test_set, loss (final), chrf (when decoded), status,
-    corrected (whether App. G's correction applies: 0 < weight <= `correct_below`), loss_corrected (the
-    extrapolated loss at `correction_factor` x the steps where it applies, else the loss). A run shared by
-    two cohorts (a single-direction model) has a row in each.
+    reason (why a failed run failed; its loss is NaN), corrected (whether App. G's correction applies:
+    0 < weight <= `correct_below`), loss_corrected (the extrapolated loss at `correction_factor` x the steps
+    where it applies, else the loss). A run shared by two cohorts (a single-direction model) has a row in
+    each.
     """
     if len(plan) != len(summaries):
         raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
@@ -244,9 +245,10 @@ def run_table(
             raise ValueError(f"summary {summary.run_id} is not the run of {planned.cohort} {planned.size}")
         translation = summary.translation or {}
         for direction, weight in zip(planned.directions, planned.weights, strict=True):
-            for key, loss in summary.final_loss.items():
+            for key in summary.test_set_keys():
                 if not key.startswith(f"{direction}/"):
                     continue
+                loss = summary.final_loss.get(key, math.nan)
                 corrected = 0 < weight <= correct_below
                 curve = [(point["step"], point["test_loss"][key]) for point in summary.curves]
                 rows.append(
@@ -269,6 +271,7 @@ def run_table(
                         "loss": loss if summary.finished else math.nan,
                         "chrf": translation.get(key, {}).get("chrf", math.nan),
                         "status": summary.status,
+                        "reason": summary.reason,
                         "corrected": corrected,
                         "loss_corrected": (
                             corrected_loss(curve, summary.steps, correction_factor, correction_start)

@@ -1,7 +1,8 @@
-"""Published data the fitting machinery is validated on, read from the shared folder beside the repository.
+"""Published data the fitting machinery is validated on, committed with the project in `data/reference/`
+(its README gives the source, commit, licence and protocol).
 
-The files are not copied into the repository: `chinchilla_csv()` finds them at `<repo>/../shared/reference/`,
-or wherever the environment variable NMTSCALE_CHINCHILLA_CSV points.
+`chinchilla_csv()` finds the file in the data folder (`$NMTSCALE_DATA` moves it, as for the corpus), or
+wherever the environment variable NMTSCALE_CHINCHILLA_CSV points.
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nmtscale.corpus.store import data_dir
 from nmtscale.errors import DataError
 
 CHINCHILLA_ENV = "NMTSCALE_CHINCHILLA_CSV"
-# Besiroglu et al. 2024 (arXiv 2404.10102): best fit over their start grid, from the README beside the file.
+# Besiroglu et al. 2024 (arXiv 2404.10102): best fit over their start grid, as data/reference/README.md cites.
 BESIROGLU_GRID_BEST = {"A": 477.8, "B": 2143.9, "E": 1.817, "alpha": 0.3473, "beta": 0.3672}
 
 
 def chinchilla_csv() -> Path:
-    """Where Epoch AI's extraction of Chinchilla Fig. 4 is expected (it may be absent)."""
-    default = (
-        Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "chinchilla_fig4_extracted.csv"
-    )
+    """Where Epoch AI's extraction of Chinchilla Fig. 4 is: `data/reference/chinchilla_fig4_extracted.csv`."""
+    default = data_dir() / "reference" / "chinchilla_fig4_extracted.csv"
     return Path(os.environ.get(CHINCHILLA_ENV, default))
 
 

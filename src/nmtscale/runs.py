@@ -18,8 +18,11 @@ import multiprocessing
 import os
 import shutil
 import sys
+import threading
+import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +38,8 @@ from nmtscale.config import (
     set_keys,
     to_dict,
 )
-from nmtscale.data import encode_sources, prepare_data, uses_target_tags
-from nmtscale.errors import ConfigurationError, closest
+from nmtscale.data import check_lengths, encode_sources, prepare_data, uses_target_tags
+from nmtscale.errors import ConfigurationError, DataError, closest
 from nmtscale.tokenizer import Tokenizer
 from nmtscale.train import CHECKPOINT, RunSummary, atomic_write, load_trained_model, train, translate_ids
 
@@ -63,22 +66,48 @@ def run_dir(cfg: RunConfig, root: str | Path | None = None) -> Path:
 
 
 def load_summary(directory: Path) -> RunSummary | None:
-    """The summary of a done run, or None when the run has not finished."""
+    """The summary of a done run, or None when the run has not finished.
+
+    A summary that cannot be read, or that names another run than its directory (a copied or edited file),
+    is a DataError naming the file: it is never returned as this run's result.
+    """
     path = directory / SUMMARY
-    return RunSummary.from_json(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        summary = RunSummary.from_json(path.read_text(encoding="utf-8"))
+    except (ValueError, TypeError, UnicodeDecodeError) as err:
+        raise DataError(
+            f"{path}: not a readable run summary ({type(err).__name__}: {err}); delete it to train the run "
+            "again"
+        ) from None
+    if summary.run_id != directory.name:
+        raise DataError(
+            f"{path}: holds run {summary.run_id!r}, not {directory.name!r} (copied or edited?); delete it to "
+            "train the run again"
+        )
+    return summary
 
 
 def run(
     cfg: RunConfig, root: str | Path | None = None, threads: int | None = None, progress: bool | None = None
 ) -> RunSummary:
     """The summary of the run `cfg`: read at once if it is done, else trained (resuming if interrupted)."""
+    if threads is not None and threads < 1:
+        raise ConfigurationError(f"threads must be a positive number of CPU threads, not {threads}")
     directory = run_dir(cfg, root)
     summary = load_summary(directory)
     if summary is not None:
+        if summary.finished:  # a kill between the summary's write and the checkpoint's removal left it
+            (directory / CHECKPOINT).unlink(missing_ok=True)
         return summary
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel even on kill -9
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"run {directory.name}: another process is training it; waiting for it", file=sys.stderr)
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel even on kill -9
         summary = load_summary(directory)  # another process may have finished it while we waited
         if summary is not None:
             return summary
@@ -87,7 +116,13 @@ def run(
         if threads is not None:
             torch.set_num_threads(threads)
         atomic_write_text(directory / CONFIG, yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        data = prepare_data(cfg.data, cache_root())
+        try:
+            data = prepare_data(cfg.data, cache_root())
+            check_lengths(data, cfg.data, cfg.train.max_tokens)
+        except Exception:
+            if {p.name for p in directory.iterdir()} <= {CONFIG, ".lock"}:
+                shutil.rmtree(directory)  # nothing trained yet: leave no empty run behind
+            raise
         shutil.copyfile(data.tokenizer.model_path, directory / TOKENIZER)
         summary = train(cfg, directory, data, progress)
         atomic_write_text(directory / SUMMARY, summary.to_json())
@@ -101,23 +136,67 @@ def _run_job(cfg: RunConfig, root: str | Path | None, threads: int) -> RunSummar
     return run(cfg, root, threads, progress=False)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initialiser: end this worker when the sweep's process is gone (killed, or ended), instead of
+    training on as an orphan; its run resumes from its checkpoint next time."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+class SweepError(RuntimeError):
+    """A sweep could not finish every run; the message says which and how to resume."""
+
+
 def sweep(
     configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: str | Path | None = None
 ) -> list[RunSummary]:
     """Summaries of every run in `configs`, in input order, training the missing ones in `workers` processes.
 
-    Identical configs are trained once. Each run is an independent job: a worker that dies costs only its
-    own run, which resumes from its checkpoint next time.
+    Identical configs are trained once. Each run is an independent job: a worker process that dies (killed,
+    out of memory) breaks the pool, so the sweep starts a new pool for the runs not finished, which resume
+    from their checkpoints; it stops with a SweepError naming them only when a pool dies before any run
+    finishes. Workers end themselves when the sweep's process is gone.
     """
     unique = {config_hash(cfg): cfg for cfg in configs}
     if workers <= 1:
         done = {key: _run_job(cfg, root, threads_per_run) for key, cfg in unique.items()}
-    else:
-        # spawn: forked workers would inherit torch's thread pools and locks from this process
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {key: pool.submit(_run_job, cfg, root, threads_per_run) for key, cfg in unique.items()}
-            done = {key: future.result() for key, future in futures.items()}
+        return [done[config_hash(cfg)] for cfg in configs]
+    # spawn: forked workers would inherit torch's thread pools and locks from this process
+    context = multiprocessing.get_context("spawn")
+    done: dict[str, RunSummary] = {}
+    fruitless = 0  # pools in a row that died before finishing any run
+    while len(done) < len(unique):
+        pending = {key: cfg for key, cfg in unique.items() if key not in done}
+        finished_before = len(done)
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
+        ) as pool:
+            futures = {pool.submit(_run_job, cfg, root, threads_per_run): key for key, cfg in pending.items()}
+            broken = False
+            for future in as_completed(futures):
+                try:
+                    done[futures[future]] = future.result()
+                except BrokenProcessPool:
+                    broken = True
+        if broken:
+            left = [key for key in unique if key not in done]
+            fruitless = fruitless + 1 if len(done) == finished_before else 0
+            if fruitless == 2:
+                raise SweepError(
+                    f"sweep stopped: worker processes died (killed, or out of memory?) twice in a row before "
+                    f"any run finished; not finished: {left}. The {len(done)} finished runs are stored, and "
+                    "running the sweep again resumes the others from their checkpoints"
+                )
+            print(
+                f"sweep: a worker process died; restarting the pool for the {len(left)} runs not finished "
+                "(they resume from their checkpoints)",
+                file=sys.stderr,
+            )
     return [done[config_hash(cfg)] for cfg in configs]
 
 

@@ -129,9 +129,9 @@ def run_table(
 
     Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, seed, Ne, Nd (encoder and
     decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target tokens trained
-    on), tokens_per_param (tokens / N), steps, wall_time_s, status, test_set, loss (the run's final loss) and
-    slope (`last_fraction_slope` over the last `fraction` of training). Failed runs keep their row with a NaN
-    loss, so a table shows what did not train.
+    on), tokens_per_param (tokens / N), steps, wall_time_s, status, reason (why a failed run failed),
+    test_set, loss (the run's final loss) and slope (`last_fraction_slope` over the last `fraction` of
+    training). Failed runs keep their rows with a NaN loss, so a table shows what did not train.
     """
     if len(plan) != len(summaries):
         raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
@@ -145,7 +145,7 @@ def run_table(
         n_params = counts["encoder"] + counts["decoder"]
         tokens = sum(summary.tokens_seen.values())
         prefix = f"{planned.direction}/"
-        for key, loss in summary.final_loss.items():
+        for key in summary.test_set_keys():
             if not key.startswith(prefix):
                 continue
             rows.append(
@@ -166,8 +166,9 @@ def run_table(
                     "steps": summary.steps,
                     "wall_time_s": summary.wall_time_s,
                     "status": summary.status,
+                    "reason": summary.reason,
                     "test_set": key.removeprefix(prefix),
-                    "loss": loss if summary.finished else math.nan,
+                    "loss": summary.final_loss.get(key, math.nan) if summary.finished else math.nan,
                     "slope": last_fraction_slope(summary.curves, key, fraction),
                 }
             )

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from nmtscale.errors import DataError
+
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 DEFAULT_CACHE_DIR = Path("cache/tokenizers")
 # SentencePiece's usual coverage; lowered automatically when the characters it needs would crowd out subwords.
@@ -28,7 +30,10 @@ class Tokenizer:
 
     def __init__(self, model_path: str | Path):
         self.model_path = Path(model_path)
-        self._sp = spm.SentencePieceProcessor(model_file=str(self.model_path))
+        try:
+            self._sp = spm.SentencePieceProcessor(model_file=str(self.model_path))
+        except (OSError, RuntimeError) as err:
+            raise DataError(f"{self.model_path}: not a readable SentencePiece model ({err})") from None
 
     @property
     def vocab_size(self) -> int:

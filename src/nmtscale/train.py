@@ -21,6 +21,7 @@ import os
 import random
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,12 +36,15 @@ from nmtscale import search
 from nmtscale.batching import Batch, BatchStream, Example, collate, eval_batches
 from nmtscale.config import RunConfig, TrainConfig, to_dict
 from nmtscale.data import ExperimentData, TestSet
+from nmtscale.errors import DataError
 from nmtscale.flops import training_flops_per_target_token
 from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig, NMTModel, build_model
 from nmtscale.tokenizer import PAD
 
 CHECKPOINT = "checkpoint.pt"
+# A loss above this many times ln V nats per token (a uniform guess scores ln V) is a diverged run.
+DIVERGENCE_FACTOR = 3
 MODEL = "model.pt"
 METRICS_LOG = "metrics.jsonl"
 DECODE_BATCH_SENTENCES = 64
@@ -73,6 +77,11 @@ class RunSummary:
     @property
     def finished(self) -> bool:
         return self.status == "finished"
+
+    def test_set_keys(self) -> list[str]:
+        """Every test set the run evaluates ('en-de/dev'), also for a failed run that has no final loss."""
+        keys = list(self.final_loss) or list(self.test_set_sizes)
+        return keys or sorted({key for point in self.curves for key in point["test_loss"]})
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=1)
@@ -206,6 +215,28 @@ class MetricsLog:
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
 
+    def keep_until(self, step: int) -> None:
+        """Drop the records after `step` (and a last line cut by a crash): a run resumed from its checkpoint
+        at `step` logs the updates after it again, and each update must appear once."""
+        if self.path.exists():
+            kept = [r for r in read_metrics(self.path) if r.get("step", 0) <= step]
+            atomic_write(self.path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in kept)))
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics log. A last line cut short by a crash is skipped; a malformed line before it
+    is a DataError naming the file and line."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if number == len(lines):
+                break
+            raise DataError(f"{path}:{number}: not a JSON record ({err.msg})") from None
+    return records
+
 
 @dataclass
 class TrainingState:
@@ -238,6 +269,16 @@ class Trainer:
         self.progress = progress
         self.device = pick_device() if device is None else torch.device(device)
         self.log = MetricsLog(run_dir / METRICS_LOG)
+        # A loss far above that of a uniform guess over the vocabulary (ln V per token, plus the source LM
+        # term) is a run that blew up, not a model that learned: it must fail, never enter a fit.
+        self.divergence_limit = (
+            DIVERGENCE_FACTOR * math.log(data.tokenizer.vocab_size) * (1 + cfg.train.source_lm_weight)
+        )
+        self.fresh_start()
+
+    def fresh_start(self) -> None:
+        """Model, optimiser, schedule, data stream and loop state at step 0, from the run's seed."""
+        cfg, data = self.cfg, self.data
         seed_everything(cfg.train.seed)
         self.model_config = dataclasses.replace(cfg.model, vocab_size=data.tokenizer.vocab_size)
         self.model = build_model(self.model_config).to(self.device)
@@ -260,8 +301,9 @@ class Trainer:
         """Train to `train.steps` (or until divergence) and summarise."""
         checkpoint = self.run_dir / CHECKPOINT
         if checkpoint.exists():
-            self.load_checkpoint(checkpoint)
-            self.log.write(event="resume", step=self.state.step)
+            self.resume(checkpoint)
+        else:
+            self.log.keep_until(0)
         cfg = self.cfg.train
         self.model.train()
         batches = iter(self.stream)
@@ -286,17 +328,26 @@ class Trainer:
                 target_tokens=self.state.target_tokens,
                 tokens_per_s=tokens_per_s,
             )
+            reason = None
             if not (math.isfinite(objective) and math.isfinite(grad_norm)):
-                bar.close()
                 reason = f"diverged at step {self.state.step}: loss {objective}, gradient norm {grad_norm}"
-                self.log.write(event="failed", step=self.state.step, reason=reason)
-                return self.summary("failed", reason)
+            elif objective > self.divergence_limit:
+                reason = (
+                    f"diverged at step {self.state.step}: training loss {objective:.4g} nats per token, "
+                    f"above {self.divergence_limit:.3g} ({DIVERGENCE_FACTOR} x that of a uniform guess)"
+                )
             self.state.objective_sum += objective
             self.state.objective_steps += 1
             bar.update(1)
             bar.set_postfix(loss=f"{objective:.3f}", tok_s=f"{tokens_per_s:.0f}")
-            if self.state.step % self.cfg.eval.interval == 0 or self.state.step == cfg.steps:
-                self.evaluate()
+            if reason is None and (
+                self.state.step % self.cfg.eval.interval == 0 or self.state.step == cfg.steps
+            ):
+                reason = self.evaluate()
+            if reason is not None:
+                bar.close()
+                self.log.write(event="failed", step=self.state.step, reason=reason)
+                return self.summary("failed", reason)
             if self.state.step % cfg.checkpoint_interval == 0 or self.state.step == cfg.steps:
                 self.take_snapshot()
                 self.save_checkpoint(checkpoint)
@@ -341,9 +392,10 @@ class Trainer:
             for t in self.data.test_sets
         }
 
-    def evaluate(self) -> None:
+    def evaluate(self) -> str | None:
         """Add a point to the curves: test losses, the mean training objective since the last point, and
-        translation scores at every `eval.decode_interval` updates."""
+        translation scores at every `eval.decode_interval` updates. Returns why the run diverged, if a test
+        loss is beyond the divergence limit, else None."""
         mean_objective = self.state.objective_sum / max(self.state.objective_steps, 1)
         self.state.objective_sum, self.state.objective_steps = 0.0, 0
         point = {
@@ -357,6 +409,14 @@ class Trainer:
             point["translation"] = self.translation_metrics()
         self.state.curves.append(point)
         self.log.write(event="eval", **point)
+        limit = DIVERGENCE_FACTOR * math.log(self.data.tokenizer.vocab_size)
+        exploded = {k: v for k, v in point["test_loss"].items() if not v <= limit}
+        if exploded:
+            return (
+                f"diverged by step {self.state.step}: test loss {exploded} nats per token, above {limit:.3g} "
+                f"({DIVERGENCE_FACTOR} x that of a uniform guess)"
+            )
+        return None
 
     def take_snapshot(self) -> None:
         """Keep the weights of the last `train.average_last` checkpoints for averaging at the end."""
@@ -454,6 +514,26 @@ class Trainer:
         }
         atomic_write(path, functools.partial(torch.save, checkpoint))
 
+    def resume(self, path: Path) -> None:
+        """Continue from the checkpoint at `path`. One that cannot be read (truncated, empty, not a
+        checkpoint of this run) is moved aside, and the run starts again from step 0, saying so."""
+        try:
+            self.load_checkpoint(path)
+        except Exception as err:  # torch.load and load_state_dict raise many kinds
+            aside = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
+            os.replace(path, aside)
+            message = (
+                f"{path}: unreadable checkpoint ({type(err).__name__}: {err}); moved to {aside.name}, "
+                "training this run again from step 0"
+            )
+            warnings.warn(message, stacklevel=2)
+            self.fresh_start()
+            self.log.keep_until(0)
+            self.log.write(event="checkpoint_unreadable", step=0, reason=message)
+            return
+        self.log.keep_until(self.state.step)
+        self.log.write(event="resume", step=self.state.step)
+
     def load_checkpoint(self, path: Path) -> None:
         checkpoint = torch.load(path, map_location=self.device, weights_only=False)
         self.model.load_state_dict(checkpoint["model"])
@@ -475,10 +555,18 @@ def train(cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | 
 
 
 def load_trained_model(run_dir: Path, device: torch.device | None = None) -> NMTModel:
-    """The final model of a finished run (the averaged checkpoints when the run averaged them)."""
-    payload = torch.load(run_dir / MODEL, map_location=device or pick_device(), weights_only=False)
-    model = build_model(ModelConfig(**payload["model_config"]))
-    model.load_state_dict(payload["state_dict"])
+    """The final model of a finished run (the averaged checkpoints when the run averaged them); an
+    unreadable file is a DataError naming it."""
+    path = Path(run_dir) / MODEL
+    try:
+        payload = torch.load(path, map_location=device or pick_device(), weights_only=False)
+        model = build_model(ModelConfig(**payload["model_config"]))
+        model.load_state_dict(payload["state_dict"])
+    except Exception as err:  # a truncated zip, a pickle error, a missing key or a shape mismatch
+        raise DataError(
+            f"{path}: not a readable model ({type(err).__name__}: {err}); delete {run_dir.name}/summary.json "
+            "and run the config again to retrain it"
+        ) from None
     return model.to(device or pick_device()).eval()
 
 

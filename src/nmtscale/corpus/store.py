@@ -25,6 +25,9 @@ TRAIN_PAIRS = tuple(pair for lang in FOREIGN for pair in (("en", lang), (lang, "
 TEST_SET_ORIGIN = {"l10n": "en", "story": "en", "ding": "de"}
 TEST_SET_LANGUAGES = {"l10n": LANGUAGES, "story": LANGUAGES, "ding": ("en", "de")}
 MONOLINGUAL = ("en", "de")
+# Users' sentences longer than this are refused with the file and line: about twice the corpus's longest
+# side, and far below what would make one batch's attention matrices exhaust memory.
+MAX_SENTENCE_CHARACTERS = 10_000
 
 
 def data_dir() -> Path:
@@ -47,6 +50,20 @@ def corpus_fingerprint(root: Path | None = None) -> str:
     """
     files = sorted((root or data_dir()).joinpath("corpus").glob("*.tsv.xz"))
     return _fingerprint(tuple((path, *_stamp(path)) for path in files))
+
+
+def files_fingerprint(paths) -> str:
+    """SHA-256 over the names and contents of user data files, in the order given.
+
+    Part of the identity of a run that trains or tests on them: replacing a file's text gives a new run
+    instead of returning (or resuming) the run trained on the old text. A missing file is a DataError.
+    """
+    stamped = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise DataError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
+        stamped.append((path.resolve(), *_stamp(path)))
+    return _fingerprint(tuple(stamped))
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -151,7 +168,10 @@ def load_monolingual(lang: str) -> list[str]:
 
 
 def _read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file; a line that is not UTF-8 is a DataError naming file and line."""
+    """The lines of a UTF-8 text file; a missing file, or a line that is not UTF-8, is a DataError naming
+    the file (and line)."""
+    if not path.is_file():
+        raise DataError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
     lines = []
     for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         try:
@@ -166,8 +186,8 @@ def _read_lines(path: Path) -> list[str]:
 def read_parallel(path_or_paths: str | Path | tuple[str | Path, str | Path]) -> list[tuple[str, str]]:
     """(source, target) pairs from a two-column TSV file or from two line-aligned text files.
 
-    Malformed input (wrong column count, an empty side, bad encoding, unequal line counts) raises DataError
-    naming the file and line.
+    Malformed input (a missing file, wrong column count, an empty side, a side longer than
+    `MAX_SENTENCE_CHARACTERS`, bad encoding, unequal line counts) raises DataError naming the file and line.
     """
     if isinstance(path_or_paths, str | Path):
         path = Path(path_or_paths)
@@ -190,8 +210,12 @@ def read_parallel(path_or_paths: str | Path | tuple[str | Path, str | Path]) -> 
 
 
 def _non_empty(src: str, tgt: str, src_path: Path, tgt_path: Path, number: int) -> tuple[str, str]:
-    if not src:
-        raise DataError(f"{src_path}:{number}: empty source side")
-    if not tgt:
-        raise DataError(f"{tgt_path}:{number}: empty target side")
+    for side, text, path in (("source", src, src_path), ("target", tgt, tgt_path)):
+        if not text:
+            raise DataError(f"{path}:{number}: empty {side} side")
+        if len(text) > MAX_SENTENCE_CHARACTERS:
+            raise DataError(
+                f"{path}:{number}: the {side} side has {len(text):,} characters; a sentence may have at most "
+                f"{MAX_SENTENCE_CHARACTERS:,} (the corpus's longest has about 5,400): split or drop the line"
+            )
     return src, tgt

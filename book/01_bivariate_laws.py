@@ -145,8 +145,10 @@ plan = [
 print(f"{len(plan)} runs, {workers} at a time with {threads_per_run} thread(s) each")
 summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, runs_dir)
 table = sweeps.run_table(plan, summaries, fraction=0.2)
-failed = table[table["status"] != "finished"]["model"].unique()
-print("failed runs:", list(failed) or "none")
+failed = runs.failed_runs(table, "model")
+print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
+if len(failed):
+    display(failed)
 
 # %% [markdown]
 # ### Run summary

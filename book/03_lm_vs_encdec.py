@@ -197,7 +197,10 @@ noise_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
 table = arch.run_table(plan, summaries, store)
 table["test_set"] = table["test_set"].str.split("/").str[1]
-print("failed runs:", sorted(set(table.loc[table["status"] != "finished", "variant"])) or "none")
+failed = runs.failed_runs(table, "variant")
+print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
+if len(failed):
+    display(failed)
 
 # %% [markdown]
 # ### Run summary

@@ -131,8 +131,10 @@ plan = multilingual.chapter_plan(params)
 print(f"{len(plan)} planned models, {len({config_hash(p.config) for p in plan})} distinct runs")
 summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, runs_dir)
 table = multilingual.run_table(plan, summaries, correct_below, correction_factor, correction_start)
-failed = table[table["status"] != "finished"]["run_id"].unique()
-print("failed runs:", list(failed) or "none")
+failed = runs.failed_runs(table, "cohort")
+print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
+if len(failed):
+    display(failed)
 n0 = float(np.exp(np.log(table["N"].unique()).mean()))  # normalises N in every law: beta of order one
 pairs = multilingual.two_pair_rows(table)
 

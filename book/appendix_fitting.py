@@ -23,7 +23,13 @@
 #   lowest objective;
 # - **the paper's recipe for NMT** (`fit_soft_l1_recipe`), Ghorbani et al. App. E: `least_squares` with the
 #   `soft_l1` loss on the loss itself, over their grid of 25 `f_scale` values, keeping the one with the lowest
-#   cross-validated error (the paper does not say how it chose; this rule is ours).
+#   cross-validated error (the paper does not say how it chose; this rule is ours);
+# - **plain least squares** (`fit_least_squares`), scipy's `curve_fit` on the loss itself, as most NMT
+#   scaling papers fit (Gordon et al. 2021; Fernandes et al. 2023), with `curve_fit`'s standard errors.
+#
+# A law written without a Jacobian gets a finite-difference one (slower); a fit whose data leave a combination
+# of coefficients free (one model size, or encoder and decoder always grown together) is marked undetermined
+# instead of returning arbitrary numbers.
 #
 # `nmtscale.uncertainty` turns a fit into standard errors and prediction bands by refitting on resampled
 # (`bootstrap`) or perturbed (`perturbation`, Fernandes et al. footnote 5) data.
@@ -46,6 +52,7 @@ synthetic_repeats = 50  # synthetic data sets drawn from the known law
 synthetic_noise = 0.003  # nats: the seed-to-seed spread Ghorbani et al. report (Table 4)
 
 # %%
+import os
 import time
 
 import numpy as np
@@ -53,7 +60,6 @@ import pandas as pd
 from IPython.display import display
 
 from nmtscale import charts, fitting, laws, reference, uncertainty
-from nmtscale.errors import DataError
 
 charts.enable_book_renderer()
 rng = np.random.default_rng(seed)
@@ -75,8 +81,9 @@ def grid_subset(law: laws.Law, n: int, rng: np.random.Generator) -> np.ndarray:
 # D^\beta$ with $D = C / 6N$ tokens, by the multi-start Huber protocol above (`nmtscale.laws.chinchilla_law`
 # is that law, in their parameterisation $A = e^a$, $B = e^b$, $E = e^e$). They also showed that averaging the
 # Huber loss instead of summing it makes L-BFGS-B stop early, which they offer as the explanation of Hoffmann
-# et al.'s different coefficients. Their published numbers (`../shared/reference/README.md`) are the
-# yardstick; the data are found by `nmtscale.reference` (set `NMTSCALE_CHINCHILLA_CSV` to move them):
+# et al.'s different coefficients. Their published numbers are the yardstick. The points ship with this
+# project in `data/reference/` (its README gives the source repository, commit, licence and protocol) and are
+# read by `nmtscale.reference`:
 
 # %%
 published = pd.DataFrame(
@@ -93,72 +100,61 @@ published = pd.DataFrame(
     }
 )
 
-chinchilla = None
-try:
-    points, losses = reference.load_chinchilla_points()  # Besiroglu's protocol: the 5 highest losses dropped
-    chinchilla = pd.DataFrame({"N": points[:, 0], "D": points[:, 1], "loss": losses})
-    chinchilla["C"] = 6 * chinchilla["N"] * chinchilla["D"]
-    print(f"{len(chinchilla)} points from {reference.chinchilla_csv()}")
-except DataError as missing:
-    print(
-        f"{missing}. The Chinchilla checks of this appendix are skipped;"
-        " the synthetic checks below still run."
-    )
+points, losses = reference.load_chinchilla_points()  # Besiroglu's protocol: the 5 highest losses dropped
+chinchilla = pd.DataFrame({"N": points[:, 0], "D": points[:, 1], "loss": losses})
+chinchilla["C"] = 6 * chinchilla["N"] * chinchilla["D"]
+print(f"{len(chinchilla)} points from {os.path.relpath(reference.chinchilla_csv())}")
 
 # %%
-if chinchilla is not None:
-    law = laws.chinchilla_law()
-    starts = grid_subset(law, chinchilla_starts, rng)
-    inputs = chinchilla[["N", "D"]]
-    fits = {}
-    for reduction in ("sum", "mean"):
-        started = time.perf_counter()
-        fits[reduction] = fitting.fit_multistart(
-            law, inputs, chinchilla["loss"], starts=starts, reduction=reduction
-        )
-        print(
-            f"{reduction}-reduced Huber fit from {len(starts)} starts: {time.perf_counter() - started:.0f} s"
-        )
-    ours = pd.DataFrame(
-        {
-            f"ours, {reduction}-reduced": laws.chinchilla_coefficients(fit.params)
-            for reduction, fit in fits.items()
-        }
+law = laws.chinchilla_law()
+starts = grid_subset(law, chinchilla_starts, rng)
+inputs = chinchilla[["N", "D"]]
+fits = {}
+for reduction in ("sum", "mean"):
+    started = time.perf_counter()
+    fits[reduction] = fitting.fit_multistart(
+        law, inputs, chinchilla["loss"], starts=starts, reduction=reduction
     )
-    display(pd.concat([ours, published], axis=1).style.format("{:.4g}"))
-    best = laws.chinchilla_coefficients(fits["sum"].params)
-    gap = {name: best[name] / published.loc[name, "Besiroglu et al., grid best"] - 1 for name in best}
-    print("relative difference of our sum-reduced fit from Besiroglu's grid best:")
-    print(", ".join(f"{name} {value:+.2%}" for name, value in gap.items()))
+    print(f"{reduction}-reduced Huber fit from {len(starts)} starts: {time.perf_counter() - started:.0f} s")
+ours = pd.DataFrame(
+    {
+        f"ours, {reduction}-reduced": laws.chinchilla_coefficients(fit.params)
+        for reduction, fit in fits.items()
+    }
+)
+display(pd.concat([ours, published], axis=1).style.format("{:.4g}"))
+best = laws.chinchilla_coefficients(fits["sum"].params)
+gap = {name: best[name] / published.loc[name, "Besiroglu et al., grid best"] - 1 for name in best}
+print("relative difference of our sum-reduced fit from Besiroglu's grid best:")
+print(", ".join(f"{name} {value:+.2%}" for name, value in gap.items()))
 
 # %% [markdown]
 # The chart shows the points coloured by model size, with the fitted law (sum-reduced) dashed along each size
 # bucket's median model size. Hover a point for its run.
 
 # %%
-if chinchilla is not None:
-    size_edges = [0, 1e8, 3e8, 1e9, 3e9, np.inf]
-    size_names = ["a: < 100M", "b: 100M-300M", "c: 300M-1B", "d: 1B-3B", "e: >= 3B"]
-    chinchilla["size"] = pd.cut(chinchilla["N"], size_edges, labels=size_names).astype(str)
-    curves = []
-    for name, bucket in chinchilla.groupby("size"):
-        n_median = bucket["N"].median()
-        flops = np.geomspace(bucket["C"].min(), bucket["C"].max(), 40)
-        grid = pd.DataFrame({"N": n_median, "D": flops / (6 * n_median)})
-        curves.append(pd.DataFrame({"C": flops, "loss": fits["sum"].predict(grid), "size": name}))
-    display(
-        charts.scaling_chart(
-            chinchilla,
-            x="C",
-            y="loss",
-            series="size",
-            fit=pd.concat(curves),
-            tooltip=["N", "D"],
-            title="Chinchilla runs and the refitted L(N, D), at each bucket's median size",
-            x_title="training FLOP",
-            y_title="loss",
-        )
+size_edges = [0, 1e8, 3e8, 1e9, 3e9, np.inf]
+size_names = ["a: < 100M", "b: 100M-300M", "c: 300M-1B", "d: 1B-3B", "e: >= 3B"]
+chinchilla["size"] = pd.cut(chinchilla["N"], size_edges, labels=size_names).astype(str)
+curves = []
+for name, bucket in chinchilla.groupby("size"):
+    n_median = bucket["N"].median()
+    flops = np.geomspace(bucket["C"].min(), bucket["C"].max(), 40)
+    grid = pd.DataFrame({"N": n_median, "D": flops / (6 * n_median)})
+    curves.append(pd.DataFrame({"C": flops, "loss": fits["sum"].predict(grid), "size": name}))
+display(
+    charts.scaling_chart(
+        chinchilla,
+        x="C",
+        y="loss",
+        series="size",
+        fit=pd.concat(curves),
+        tooltip=["N", "D"],
+        title="Chinchilla runs and the refitted L(N, D), at each bucket's median size",
+        x_title="training FLOP",
+        y_title="loss",
     )
+)
 
 # %% [markdown]
 # ### Standard errors: warm-started or restarted refits?
@@ -169,45 +165,43 @@ if chinchilla is not None:
 # resamples, and compares them with the published standard errors.
 
 # %%
-if chinchilla is not None:
-    warm = uncertainty.bootstrap(fits["sum"], n_samples=chinchilla_bootstrap, seed=seed)
-    resample_rng = np.random.default_rng(seed)
-    restart_starts = grid_subset(law, bootstrap_starts, rng)
-    restarted = []
-    started = time.perf_counter()
-    for _ in range(chinchilla_bootstrap):
-        rows = resample_rng.integers(0, len(chinchilla), size=len(chinchilla))
-        refit = fitting.fit_multistart(
-            law,
-            inputs.iloc[rows],
-            chinchilla["loss"].iloc[rows],
-            starts=np.vstack([restart_starts, warm.fit.theta]),
-        )
-        restarted.append(laws.chinchilla_coefficients(refit.params))
-    print(
-        f"{chinchilla_bootstrap} restarted refits from {len(restart_starts) + 1} starts: "
-        f"{time.perf_counter() - started:.0f} s"
+warm = uncertainty.bootstrap(fits["sum"], n_samples=chinchilla_bootstrap, seed=seed)
+resample_rng = np.random.default_rng(seed)
+restart_starts = grid_subset(law, bootstrap_starts, rng)
+restarted = []
+started = time.perf_counter()
+for _ in range(chinchilla_bootstrap):
+    rows = resample_rng.integers(0, len(chinchilla), size=len(chinchilla))
+    refit = fitting.fit_multistart(
+        law,
+        inputs.iloc[rows],
+        chinchilla["loss"].iloc[rows],
+        starts=np.vstack([restart_starts, warm.fit.theta]),
     )
-    warm_samples = pd.DataFrame(
-        [laws.chinchilla_coefficients(row) for row in warm.samples.to_dict("records")]
-    )
-    standard_errors = pd.DataFrame(
-        {
-            "warm-started refits": warm_samples.std(ddof=1),
-            "restarted refits": pd.DataFrame(restarted).std(ddof=1),
-            "Besiroglu et al.": published["Besiroglu et al., bootstrap SE"],
-        }
-    )
-    display(standard_errors.style.format("{:.3g}"))
-    ratio = standard_errors["restarted refits"] / standard_errors["warm-started refits"]
-    print("restarted / warm-started standard error:", ", ".join(f"{k} {v:.1f}x" for k, v in ratio.items()))
+    restarted.append(laws.chinchilla_coefficients(refit.params))
+print(
+    f"{chinchilla_bootstrap} restarted refits from {len(restart_starts) + 1} starts: "
+    f"{time.perf_counter() - started:.0f} s"
+)
+warm_samples = pd.DataFrame([laws.chinchilla_coefficients(row) for row in warm.samples.to_dict("records")])
+standard_errors = pd.DataFrame(
+    {
+        "warm-started refits": warm_samples.std(ddof=1),
+        "restarted refits": pd.DataFrame(restarted).std(ddof=1),
+        "Besiroglu et al.": published["Besiroglu et al., bootstrap SE"],
+    }
+)
+display(standard_errors.style.format("{:.3g}"))
+ratio = standard_errors["restarted refits"] / standard_errors["warm-started refits"]
+print("restarted / warm-started standard error:", ", ".join(f"{k} {v:.1f}x" for k, v in ratio.items()))
 
 # %% [markdown]
 # ## Synthetic data with a known answer: Ghorbani's bivariate law
 #
 # We draw encoder-scaling and decoder-scaling "runs" from the bivariate law (Eq. 2) with chosen coefficients,
 # add Gaussian noise of `synthetic_noise` nats (the seed-to-seed spread of Ghorbani et al.'s Table 4), fit
-# with both fitters, and repeat `synthetic_repeats` times. The symmetric models are held out, as in the
+# with the three fitters (the robust fits of this book and the papers' plain least squares, on the same
+# data), and repeat `synthetic_repeats` times. The symmetric models are held out, as in the
 # paper's Fig. 3, to measure out-of-sample error. A working fitter recovers the coefficients without bias, and
 # its 95% intervals (here from `uncertainty.perturbation` at the true noise level, i.e. a parametric
 # bootstrap) contain the truth in about 95% of the repeats.
@@ -235,11 +229,12 @@ held_out = ~fitted_rows
 
 
 def fit_both(observed: pd.Series, repeat: int) -> dict[str, fitting.Fit]:
-    """Both fitters on the encoder- and decoder-scaling points of one synthetic data set."""
+    """The three fitters on the encoder- and decoder-scaling points of one synthetic data set."""
     x_fit, y_fit = design.loc[fitted_rows, ["Ne", "Nd"]], observed[fitted_rows]
     return {
         "multi-start Huber": fitting.fit_multistart(bivariate, x_fit, y_fit),
         "soft_l1 recipe": fitting.fit_soft_l1_recipe(bivariate, x_fit, y_fit, seed=repeat),
+        "least squares (curve_fit)": fitting.fit_least_squares(bivariate, x_fit, y_fit),
     }
 
 
@@ -331,42 +326,37 @@ charts.scaling_chart(
 
 # %%
 checks = []
-if chinchilla is not None:
-    refit_gap = max(abs(v) for v in gap.values())
-    mean_gap = max(
-        abs(laws.chinchilla_coefficients(fits["mean"].params)[k] / best[k] - 1) for k in ("B", "beta")
-    )
-    se_ratio = standard_errors["restarted refits"] / standard_errors["Besiroglu et al."]
-    warm_ratio = float(
-        np.median(standard_errors["warm-started refits"] / standard_errors["restarted refits"])
-    )
-    checks += [
-        (
-            "The multi-start Huber fit reproduces Besiroglu et al.'s Chinchilla refit",
-            f"largest relative difference {refit_gap:.2%}",
-            "reproduced" if refit_gap < 0.01 else "not reproduced",
-        ),
-        (
-            "A mean-reduced objective stops L-BFGS-B early and moves the fit (Besiroglu et al.)",
-            f"B and beta move by up to {mean_gap:.0%}",
-            "confirmed" if mean_gap > 0.05 else "not seen",
-        ),
-        (
-            "Bootstrap standard errors of Besiroglu et al.",
-            "restarted / published: " + ", ".join(f"{k} {v:.2f}" for k, v in se_ratio.items()),
-            "consistent" if se_ratio.between(2 / 3, 3 / 2).all() else "different",
-        ),
-        (
-            "Warm-started bootstrap refits (`uncertainty.bootstrap`) give the same spread",
-            f"median warm / restarted standard error {warm_ratio:.3g}",
-            "no: warm starts stop early; restart multi-start fits" if warm_ratio < 0.5 else "yes",
-        ),
-    ]
+refit_gap = max(abs(v) for v in gap.values())
+mean_gap = max(abs(laws.chinchilla_coefficients(fits["mean"].params)[k] / best[k] - 1) for k in ("B", "beta"))
+se_ratio = standard_errors["restarted refits"] / standard_errors["Besiroglu et al."]
+warm_ratio = float(np.median(standard_errors["warm-started refits"] / standard_errors["restarted refits"]))
+checks += [
+    (
+        "The multi-start Huber fit reproduces Besiroglu et al.'s Chinchilla refit",
+        f"largest relative difference {refit_gap:.2%}",
+        "reproduced" if refit_gap < 0.01 else "not reproduced",
+    ),
+    (
+        "A mean-reduced objective stops L-BFGS-B early and moves the fit (Besiroglu et al.)",
+        f"B and beta move by up to {mean_gap:.0%}",
+        "confirmed" if mean_gap > 0.05 else "not seen",
+    ),
+    (
+        "Bootstrap standard errors of Besiroglu et al.",
+        "restarted / published: " + ", ".join(f"{k} {v:.2f}" for k, v in se_ratio.items()),
+        "consistent" if se_ratio.between(2 / 3, 3 / 2).all() else "different",
+    ),
+    (
+        "Warm-started bootstrap refits (`uncertainty.bootstrap`) give the same spread",
+        f"median warm / restarted standard error {warm_ratio:.3g}",
+        "no: warm starts stop early; restart multi-start fits" if warm_ratio < 0.5 else "yes",
+    ),
+]
 multistart = summary[summary["fitter"] == "multi-start Huber"]
 worst_bias = float((multistart["bias"].abs() / multistart["spread (sd)"]).max())
 checks += [
     (
-        "Both fitters recover the bivariate law's coefficients without bias",
+        "The fitters recover the bivariate law's coefficients without bias",
         f"largest |bias| / spread (multi-start Huber): {worst_bias:.2f}",
         "yes" if worst_bias < 0.5 else "biased",
     ),

@@ -138,6 +138,22 @@ def test_run_table_counts_encoder_and_decoder_like_the_built_model():
     assert table[table["model"] == "3L-3L"]["loss"].isna().all()
 
 
+def test_failed_runs_keep_their_rows_with_the_reason():
+    runs = plan()
+    summaries = [summary_for(r, {"l10n": 3.0, "ding": 4.0}) for r in runs]
+    failed = summary_for(runs[1], {"l10n": 3.0, "ding": 4.0}, status="failed")
+    # as the trainer writes a diverged run: no final loss, no curve, its test sets named by their sizes
+    failed.final_loss, failed.curves, failed.reason = {}, [], "diverged at step 3: loss nan"
+    failed.test_set_sizes = {f"{runs[1].direction}/l10n": 10, f"{runs[1].direction}/ding": 10}
+    summaries[1] = failed
+    table = run_table(runs, summaries)
+    assert len(table) == 2 * len(runs)
+    rows = table[table["run_id"] == failed.run_id]
+    assert len(rows) == 2 and rows["loss"].isna().all() and (rows["status"] == "failed").all()
+    assert (rows["reason"] == "diverged at step 3: loss nan").all()
+    assert table.loc[table["run_id"] != failed.run_id, "reason"].isna().all()
+
+
 def test_run_table_refuses_a_summary_of_another_run():
     runs = plan()
     summaries = [summary_for(r, {"l10n": 3.0, "ding": 4.0}) for r in runs]

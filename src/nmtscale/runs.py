@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import torch
 import yaml
 
@@ -198,6 +199,13 @@ def sweep(
                 file=sys.stderr,
             )
     return [done[config_hash(cfg)] for cfg in configs]
+
+
+def failed_runs(table: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The failed runs of a run table (one row per run and test set, with `status` and `reason`): one row
+    each, with its `label` column, run id and reason. Their losses are NaN, so every fit leaves them out."""
+    failed = table[table["status"] != "finished"]
+    return failed[[label, "run_id", "reason"]].drop_duplicates("run_id").reset_index(drop=True)
 
 
 def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:

@@ -1,0 +1,336 @@
+"""Bad input, tried as a hostile but realistic user would: each case gets a clear error naming the file, key
+or line, or is handled without losing anything. Grouped by what is wrong: config, data files, the run store,
+training, the book's command line."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from toy import user_run
+
+from nmtscale import book, cli, runs
+from nmtscale import train as trainer
+from nmtscale.architectures import measured_tokens_per_second
+from nmtscale.config import from_dict, load_config, parse_yaml
+from nmtscale.errors import ConfigurationError, DataError
+
+# ----------------------------------------------------------------------------------------------------------
+# Config files and keys
+
+
+@pytest.mark.parametrize(
+    "yaml_text, message",
+    [
+        ("model:\n  n_heads: 0\n", r"n_heads=0 must be at least 1"),
+        ("model: [1, 2]\n", r"section 'model' must be a mapping of keys to values, got list"),
+        ("train:\n  lr: .nan\n", r"train.lr must be a finite number, not nan"),
+        ("train:\n  lr: .inf\n", r"train.lr must be a finite number"),
+        ("train:\n  weight_decay: -0.1\n", r"train.weight_decay must be >= 0, not -0.1"),
+        ("train:\n  weight_decay: .nan\n", r"train.weight_decay must be a finite number"),
+        ("train:\n  clip_norm: .nan\n", r"train.clip_norm must be a finite number or null"),
+        ("train:\n  logit_cap: .nan\n", r"train.logit_cap must be a finite number or null"),
+        ("model:\n  d_model: 32\nmodel:\n  d_model: 64\n", r"key 'model' given twice \(first on line 1\)"),
+        ("train:\n  steps: 10\n  lr: 0.1\n  steps: 20\n", r"key 'steps' given twice \(first on line 2\)"),
+    ],
+)
+def test_bad_config_files_name_the_file_and_key(tmp_path, yaml_text, message):
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml_text)
+    with pytest.raises(ConfigurationError, match=rf"run.yaml: .*{message}"):
+        load_config(path)
+
+
+def test_exponent_notation_is_a_number(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("train:\n  lr: 3e-4\n  weight_decay: 1E-2\n")
+    cfg = load_config(path, ["train.warmup_steps=10", "train.label_smoothing=5e-2"])
+    assert (cfg.train.lr, cfg.train.weight_decay, cfg.train.label_smoothing) == (3e-4, 1e-2, 5e-2)
+    assert parse_yaml("-2.5e+3", "<test>") == -2500.0 and parse_yaml("1e3x", "<test>") == "1e3x"
+
+
+def test_threads_must_be_positive(store, capsys):
+    cfg = from_dict(user_run(store))
+    with pytest.raises(ConfigurationError, match="threads must be a positive number of CPU threads, not 0"):
+        runs.run(cfg, threads=0)
+    config = store / "run.yaml"
+    config.write_text(yaml.safe_dump(user_run(store)))
+    assert cli.main(["train", str(config), "--threads", "0"]) == 2
+    assert "threads must be a positive number" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------------------
+# User data files
+
+
+def with_data(store: Path, **data) -> dict:
+    raw = user_run(store)
+    raw["data"] = {**raw["data"], **data}
+    return raw
+
+
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (
+            lambda s: {"train_files": {"en-de": str(s / "absent.tsv")}},
+            r"data.train_files.en-de: .*absent.tsv: no such file",
+        ),
+        (
+            lambda s: {"train_files": {"en-de": str(s)}},
+            r"data.train_files.en-de: .*: no such file \(it is a directory\)",
+        ),
+        (
+            lambda s: {"train_files": {"en-de": str(empty(s))}},
+            r"data.train_files.en-de: .*empty.tsv: no sentence pairs",
+        ),
+        (
+            lambda s: {"test_files": {"en-de": {"toy": str(empty(s))}}},
+            r"data.test_files.en-de.toy: .*empty.tsv: no sentence pairs",
+        ),
+        (
+            lambda s: {"vocab_size": 100000},
+            r"data.vocab_size=100000: the training text .* allows at most [\d,]+ pieces",
+        ),
+        (
+            lambda s: {"train_files": {"en-de": str(one_long_line(s, 1_000_000))}},
+            r"long.tsv:3: the source side has 1,000,000 characters; a sentence may have at most 10,000",
+        ),
+        (
+            lambda s: {"train_files": {"en-de": str(one_long_line(s, 600))}},
+            r"data.train_files.en-de: .*long.tsv:3: the pair is \d+ tokens long, more than one batch of "
+            r"train.max_tokens=96",
+        ),
+    ],
+)
+def test_bad_user_data_is_named_before_training_and_leaves_no_run_behind(store, setup, message):
+    cfg = from_dict(with_data(store, **setup(store)))
+    with pytest.raises((DataError, ConfigurationError), match=message):
+        runs.run(cfg)
+    assert not (store / "runs").exists() or not any((store / "runs").iterdir())
+
+
+def empty(store: Path) -> Path:
+    (store / "empty.tsv").write_text("")
+    return store / "empty.tsv"
+
+
+def one_long_line(store: Path, characters: int) -> Path:
+    """The store's training pairs with a source of `characters` characters on line 3."""
+    lines = (store / "train.tsv").read_text().splitlines()
+    long_source = ("the cat sees " * (characters // 13 + 1))[:characters].strip()
+    lines[2] = f"{long_source}\tder hund"
+    (store / "long.tsv").write_text("\n".join(lines) + "\n")
+    return store / "long.tsv"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The run store: damaged or copied files
+
+
+@pytest.fixture
+def finished(store):
+    cfg = from_dict(user_run(store))
+    runs.run(cfg)
+    return cfg, runs.run_dir(cfg)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda text: text[: len(text) // 2], "not a readable run summary"),
+        (lambda text: "", "not a readable run summary"),
+        (lambda text: "\x00\xff binary", "not a readable run summary"),
+        (
+            lambda text: json.dumps({k: v for k, v in json.loads(text).items() if k != "curves"}),
+            "not a readable",
+        ),
+        (
+            lambda text: text.replace(json.loads(text)["run_id"], "0123456789abcdef"),
+            "holds run '0123456789abcdef'",
+        ),
+    ],
+)
+def test_a_damaged_or_copied_summary_is_never_returned(finished, damage, message):
+    cfg, directory = finished
+    summary = directory / "summary.json"
+    summary.write_text(damage(summary.read_text()), encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(DataError, match=rf"{directory.name}/summary.json: {message}"):
+        runs.run(cfg)
+
+
+def test_damaged_model_and_tokenizer_files_are_named(finished):
+    _, directory = finished
+    (directory / "model.pt").write_bytes((directory / "model.pt").read_bytes()[:500])
+    with pytest.raises(DataError, match="model.pt: not a readable model"):
+        runs.translate_texts(directory, ["the cat"])
+    (directory / "tokenizer.model").write_bytes(b"garbage")
+    with pytest.raises(DataError, match="tokenizer.model: not a readable SentencePiece model"):
+        runs.translate_texts(directory, ["the cat"])
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[: len(b) // 2], lambda b: b""], ids=["truncated", "empty"])
+def test_an_unreadable_checkpoint_is_moved_aside_and_the_run_restarts(store, monkeypatch, damage):
+    from toy import interrupted_at
+
+    cfg = from_dict(user_run(store))
+    with interrupted_at(monkeypatch, 8):
+        runs.run(cfg)
+    directory = runs.run_dir(cfg)
+    checkpoint = directory / trainer.CHECKPOINT
+    checkpoint.write_bytes(damage(checkpoint.read_bytes()))
+    with pytest.warns(UserWarning, match="unreadable checkpoint .* training this run again from step 0"):
+        summary = runs.run(cfg)
+    assert summary.finished and summary.steps == 20
+    assert len(list(directory.glob("checkpoint.pt.unreadable-*"))) == 1
+    assert summary.final_loss == runs.run(cfg, root=store / "clean").final_loss  # same as never interrupted
+
+
+def test_each_update_is_logged_once_across_a_resume(store, monkeypatch):
+    from toy import interrupted_at
+
+    cfg = from_dict(user_run(store))
+    with interrupted_at(monkeypatch, 8):  # checkpoint at step 5, steps 6 and 7 logged, then killed
+        runs.run(cfg)
+    directory = runs.run_dir(cfg)
+    with (directory / "metrics.jsonl").open("a") as log:
+        log.write('{"event": "train", "ste')  # a line cut by the kill
+    runs.run(cfg)
+    records = trainer.read_metrics(directory / "metrics.jsonl")
+    steps = [r["step"] for r in records if r["event"] == "train"]
+    assert steps == list(range(1, 21))
+
+
+def test_a_truncated_last_metrics_line_is_skipped_and_a_bad_middle_line_named(finished):
+    _, directory = finished
+    log = directory / "metrics.jsonl"
+    log.write_text(log.read_text() + '{"event": "tr')
+    assert measured_tokens_per_second(directory) > 0
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
+    with pytest.raises(DataError, match=r"metrics.jsonl:2: not a JSON record"):
+        measured_tokens_per_second(directory)
+
+
+def test_a_checkpoint_left_by_a_kill_after_the_summary_is_removed(finished):
+    cfg, directory = finished
+    (directory / trainer.CHECKPOINT).write_bytes(b"left over")
+    assert runs.run(cfg).finished
+    assert not (directory / trainer.CHECKPOINT).exists()
+
+
+def test_a_process_waiting_for_the_run_lock_says_so(store, capsys):
+    cfg = from_dict(user_run(store))
+    directory = runs.run_dir(cfg)
+    directory.mkdir(parents=True)
+    with (directory / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=runs.run, args=(cfg,))
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while "waiting" not in capsys.readouterr().err and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert time.monotonic() < deadline, "no message while waiting for the lock"
+        assert waiter.is_alive()
+    waiter.join(timeout=120)
+    assert runs.load_summary(directory).finished
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Training that goes wrong
+
+
+def test_a_loss_that_explodes_without_nan_fails_the_run(store):
+    summary = runs.run(from_dict(user_run(store, optimizer="adamw", lr=1000.0, warmup_steps=0)))
+    assert summary.status == "failed" and summary.final_loss == {}
+    assert "diverged" in summary.reason and "uniform guess" in summary.reason
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Sweeps whose processes die
+
+
+def children(pid: int) -> list[int]:
+    """Process ids whose parent is `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow  # trains four tiny runs in worker processes, one of them killed
+def test_a_sweep_carries_on_when_a_worker_is_killed(store):
+    configs = [from_dict(user_run(store, steps=60, seed=seed)) for seed in range(4)]
+    result = {}
+    sweeper = threading.Thread(target=lambda: result.update(summaries=runs.sweep(configs, workers=2)))
+    sweeper.start()
+    deadline = time.monotonic() + 120
+    while not list((store / "runs").glob("*/checkpoint.pt")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = [p.pid for p in multiprocessing.active_children()]
+    assert workers, "no worker process to kill"
+    os.kill(workers[0], signal.SIGKILL)
+    sweeper.join(timeout=300)
+    assert [s.status for s in result["summaries"]] == ["finished"] * 4
+
+
+@pytest.mark.slow  # starts a sweep in a subprocess and kills it
+def test_killing_a_sweep_ends_its_workers(store):
+    config = store / "run.yaml"
+    config.write_text(yaml.safe_dump(user_run(store, steps=5000)))
+    sweep_file = store / "sweep.yaml"
+    sweep_file.write_text(yaml.safe_dump({"base": "run.yaml", "grid": {"train.seed": [0, 1]}, "workers": 2}))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    parent = subprocess.Popen([sys.executable, "-m", "nmtscale", "sweep", str(sweep_file)], env=env)
+    deadline = time.monotonic() + 120
+    while not list((store / "runs").glob("*/metrics.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = children(parent.pid)
+    assert workers
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "workers trained on after the sweep was killed"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The book's command line
+
+
+def test_a_chapter_parameter_of_the_wrong_kind_is_refused_before_running():
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(ConfigurationError, match=r"-p steps 'abc': .*cpu.yaml sets it to \d+"):
+        book.load_parameters("01_bivariate_laws", "cpu", {"steps": "abc"}, root)
+    assert book.load_parameters("01_bivariate_laws", "cpu", {"steps": 10}, root)["steps"] == 10
+
+
+def test_a_params_file_with_a_key_twice_is_refused(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    for path in ("book", "params/01_bivariate_laws"):
+        (tmp_path / path).mkdir(parents=True)
+    (tmp_path / "book/01_bivariate_laws.py").write_text((root / "book/01_bivariate_laws.py").read_text())
+    text = (root / "params/01_bivariate_laws/cpu.yaml").read_text()
+    (tmp_path / "params/01_bivariate_laws/cpu.yaml").write_text(text + "\nscale: cpu\n")
+    with pytest.raises(ConfigurationError, match=r"cpu.yaml: not valid YAML: .*key 'scale' given twice"):
+        book.load_parameters("01_bivariate_laws", "cpu", None, tmp_path)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_runs import store, user_run  # noqa: F401  (store is a fixture)
+from toy import user_run
 
 from nmtscale import architectures as arch
 from nmtscale import laws, runs
@@ -178,7 +178,7 @@ def test_table3_takes_supervised_deltas_against_encdec():
         arch.table3(pd.DataFrame(rows[3:]))
 
 
-def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # noqa: F811
+def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):
     cfg = from_dict(user_run(store, steps=4))
     summary = runs.run(cfg)
     directory = runs.run_dir(cfg)
@@ -202,6 +202,13 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):  # n
         arch.run_table(
             [arch.PlannedModel("encdec", 3, "toy", from_dict(user_run(store, steps=5)))], [summary], store
         )
+    diverged = from_dict(user_run(store, steps=4, optimizer="adamw", lr=1000.0, warmup_steps=0))
+    failed = runs.run(diverged)
+    (failed_row,) = arch.run_table(
+        [arch.PlannedModel("encdec", 2, "toy", diverged)], [failed], store / "runs"
+    ).to_dict("records")
+    assert failed_row["status"] == "failed" and np.isnan(failed_row["loss"])
+    assert failed_row["test_set"] == "en-de/toy" and "diverged" in failed_row["reason"]
     bucket_rows, translation_rows = arch.stored_table(plan, [result])
     assert set(bucket_rows["variant"]) == {"EncDec"} and len(translation_rows) == 1
     with pytest.raises(ConfigurationError, match="knows directions"):

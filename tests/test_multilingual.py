@@ -195,3 +195,33 @@ def test_claims_grade_a_perfect_neutral_cohort():
     assert verdicts.filter(like="chrF").item() == "reproduced"  # chrF = 60 - 5 loss
     assert (verdicts.filter(like="held out") == "reproduced").all()
     assert verdicts.filter(like="three-pair").item() == "not measured"
+
+
+def test_failed_runs_keep_their_rows_with_the_reason():
+    from nmtscale.train import RunSummary
+
+    plan = multilingual.chapter_plan(PARAMS)
+    mixed = next(r for r in plan if r.p == 0.5 and len(r.cohort_directions) == 2)
+    keys = [f"{d}/l10n" for d in mixed.directions]
+    failed = RunSummary(
+        run_id=config_hash(mixed.config),
+        status="failed",
+        reason="diverged at step 7: loss nan",
+        config={},
+        steps=7,
+        final_loss={},  # as the trainer writes a diverged run: no final loss, no evaluation yet
+        averaged_loss=None,
+        curves=[],
+        n_params=1,
+        n_params_non_embedding=1,
+        flops_per_target_token=0.0,
+        training_flops=0.0,
+        tokens_seen=dict.fromkeys(mixed.directions, 0),
+        wall_time_s=0.0,
+        device="cpu",
+        test_set_sizes=dict.fromkeys(keys, 10),
+    )
+    table = multilingual.run_table([mixed], [failed])
+    assert sorted(table["direction"]) == sorted(mixed.directions)
+    assert table["loss"].isna().all() and table["loss_corrected"].isna().all()
+    assert (table["reason"] == "diverged at step 7: loss nan").all() and (table["status"] == "failed").all()

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.errors import ConfigurationError, DataError, SweepError
 
 COMMAND_MODULES = (
     "nmtscale.corpus.cli",
@@ -35,3 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigurationError, DataError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except SweepError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1

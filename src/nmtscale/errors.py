@@ -14,6 +14,10 @@ class DataError(ValueError):
     """Input data is malformed; the message names the file and line."""
 
 
+class SweepError(RuntimeError):
+    """A sweep could not finish every run; the message says which, and that running it again resumes them."""
+
+
 def closest(name: str, valid: Iterable[str]) -> str:
     """A ' (did you mean ...?)' hint for a misspelt key, or '' when nothing is close."""
     match = difflib.get_close_matches(name, list(valid), n=1)

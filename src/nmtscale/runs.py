@@ -40,7 +40,7 @@ from nmtscale.config import (
     to_dict,
 )
 from nmtscale.data import check_lengths, encode_sources, prepare_data, uses_target_tags
-from nmtscale.errors import ConfigurationError, DataError, closest
+from nmtscale.errors import ConfigurationError, DataError, SweepError, closest
 from nmtscale.tokenizer import Tokenizer
 from nmtscale.train import CHECKPOINT, RunSummary, atomic_write, load_trained_model, train, translate_ids
 
@@ -149,10 +149,6 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-class SweepError(RuntimeError):
-    """A sweep could not finish every run; the message says which and how to resume."""
-
-
 def sweep(
     configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: str | Path | None = None
 ) -> list[RunSummary]:
@@ -160,8 +156,8 @@ def sweep(
 
     Identical configs are trained once. Each run is an independent job: a worker process that dies (killed,
     out of memory) breaks the pool, so the sweep starts a new pool for the runs not finished, which resume
-    from their checkpoints; it stops with a SweepError naming them only when a pool dies before any run
-    finishes. Workers end themselves when the sweep's process is gone.
+    from their checkpoints; it stops with a SweepError naming them only when pools die twice in a row before
+    any run finishes. Workers end themselves when the sweep's process is gone.
     """
     unique = {config_hash(cfg): cfg for cfg in configs}
     if workers <= 1:

@@ -4,6 +4,7 @@ training, the book's command line."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import multiprocessing
@@ -23,7 +24,7 @@ from nmtscale import book, cli, runs
 from nmtscale import train as trainer
 from nmtscale.architectures import measured_tokens_per_second
 from nmtscale.config import from_dict, load_config, parse_yaml
-from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.errors import ConfigurationError, DataError, SweepError
 
 # ----------------------------------------------------------------------------------------------------------
 # Config files and keys
@@ -288,6 +289,27 @@ def test_a_sweep_carries_on_when_a_worker_is_killed(store):
     os.kill(workers[0], signal.SIGKILL)
     sweeper.join(timeout=300)
     assert [s.status for s in result["summaries"]] == ["finished"] * 4
+
+
+@pytest.mark.slow  # starts worker processes and kills them
+def test_a_sweep_whose_workers_keep_dying_stops_with_one_clear_error(store):
+    configs = [from_dict(user_run(store, seed=seed)) for seed in range(2)]
+    stop = threading.Event()
+
+    def kill_every_worker():
+        while not stop.is_set():
+            for child in multiprocessing.active_children():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+    threading.Thread(target=kill_every_worker, daemon=True).start()
+    try:
+        with pytest.raises(SweepError, match="twice in a row before any run finished; not finished: "):
+            runs.sweep(configs, workers=2)
+    finally:
+        stop.set()
+    assert not list((store / "runs").glob("*/summary.json"))
 
 
 @pytest.mark.slow  # starts a sweep in a subprocess and kills it

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import yaml
 
 from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
-from nmtscale.errors import ConfigurationError, DataError, closest
+from nmtscale.errors import ConfigurationError, DataError, closest, require_file
 from nmtscale.model import ModelConfig
 
 # The model section is nmtscale.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
@@ -364,8 +364,7 @@ def parse_yaml(text: str, source: str) -> Any:
 def read_yaml(path: str | Path) -> Any:
     """Parsed YAML of a file; a missing file or a syntax error is a ConfigurationError naming the file."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigurationError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
+    require_file(path, ConfigurationError)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:

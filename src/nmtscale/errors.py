@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class ConfigurationError(ValueError):
@@ -22,3 +23,9 @@ def closest(name: str, valid: Iterable[str]) -> str:
     """A ' (did you mean ...?)' hint for a misspelt key, or '' when nothing is close."""
     match = difflib.get_close_matches(name, list(valid), n=1)
     return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def require_file(path: Path, error: type[ValueError] = DataError) -> None:
+    """Raise `error` naming `path` unless it is a readable file's path (a directory is named as one)."""
+    if not path.is_file():
+        raise error(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))

@@ -270,11 +270,11 @@ def fit_multistart(
         )
     objective = huber_log_objective(law, matrix, target, delta, reduction)
     bounds = list(zip(*law.bounds, strict=True))
-    n_params = len(law.names)
     ends = np.full_like(starts, np.nan)
     values = np.full(len(starts), np.nan)
     converged = np.zeros(len(starts), bool)
     iterations = np.zeros(len(starts), int)
+    messages = {}  # scipy's word on each start it ran alone
     with single_threaded_blas(), np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         at_start = objective(starts)[0] if batched else np.array([objective(s)[0] for s in starts])
         kept = np.flatnonzero(np.isfinite(at_start))
@@ -291,10 +291,10 @@ def fit_multistart(
             for i in kept:
                 result = minimize(objective, starts[i], jac=True, method="L-BFGS-B", bounds=bounds)
                 ends[i], values[i] = result.x, result.fun
-                converged[i], iterations[i] = result.success, result.nit
+                converged[i], iterations[i], messages[i] = result.success, result.nit, result.message
         best_index = int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
         theta, value = ends[best_index], values[best_index]
-        success, message = bool(converged[best_index]), "best of the starts"
+        success, message = bool(converged[best_index]), messages.get(best_index, "best of the starts")
         unpolished = values.copy()
         if batched:
             polished = minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds)
@@ -312,7 +312,7 @@ def fit_multistart(
         [
             pd.DataFrame(starts, columns=[f"start_{n}" for n in law.names]),
             pd.DataFrame(columns | {"chosen": chosen}),
-            pd.DataFrame(ends.reshape(-1, n_params), columns=list(law.names)),
+            pd.DataFrame(ends, columns=list(law.names)),
         ],
         axis=1,
     )

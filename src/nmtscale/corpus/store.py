@@ -13,7 +13,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-from nmtscale.errors import DataError, closest
+from nmtscale.errors import DataError, closest, require_file
 
 LANGUAGES = ("en", "de", "fr", "zh")
 FOREIGN = ("de", "fr", "zh")
@@ -60,8 +60,7 @@ def files_fingerprint(paths) -> str:
     """
     stamped = []
     for path in map(Path, paths):
-        if not path.is_file():
-            raise DataError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
+        require_file(path)
         stamped.append((path.resolve(), *_stamp(path)))
     return _fingerprint(tuple(stamped))
 
@@ -170,8 +169,7 @@ def load_monolingual(lang: str) -> list[str]:
 def _read_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 text file; a missing file, or a line that is not UTF-8, is a DataError naming
     the file (and line)."""
-    if not path.is_file():
-        raise DataError(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
+    require_file(path)
     lines = []
     for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         try:

@@ -58,7 +58,8 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
-runs_dir = "runs"  # the run store shared by all chapters
+runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
+results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # The width every model shares (the paper: d_model 1024, d_ff 8192, 16 heads) and the vocabulary.
 d_model = 16
 d_ff = 64
@@ -98,6 +99,8 @@ from IPython.display import Markdown, display
 
 from nmtscale import bivariate, charts, runs, sweeps
 from nmtscale.config import from_dict, override
+
+runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
@@ -143,7 +146,7 @@ plan = [
     )
 ]
 print(f"{len(plan)} runs, {workers} at a time with {threads_per_run} thread(s) each")
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, runs_dir)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
 table = sweeps.run_table(plan, summaries, fraction=0.2)
 failed = runs.failed_runs(table, "model")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
@@ -476,7 +479,7 @@ long_base = override(
 long_plan = sweeps.depth_scaling_plan(
     long_base, "en-de", baseline_layers, long_models["encoder"], long_models["decoder"]
 )
-long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, runs_dir)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run)
 long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 short_table = table[
     (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])

@@ -83,7 +83,8 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
-runs_dir = "runs"  # the run store shared by all chapters
+runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
+results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # A. Chapter 1's runs (params/01_bivariate_laws/<scale>.yaml) and the reducible-loss threshold, in seed
 # standard deviations of the final loss (the smallest reducible loss one run can tell from zero).
 threshold_seed_stds = 2.0
@@ -117,14 +118,17 @@ from IPython.display import Markdown, display
 from nmtscale import bivariate, book, charts, composition, corpus, metrics, runs, sweeps
 from nmtscale.config import override
 
+runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
+
 charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
 TEST_SETS = bivariate.TEST_SETS
 started = time.perf_counter()
 chapter1 = book.load_parameters("01_bivariate_laws", scale)
 base = bivariate.base_config(chapter1)
-# Derived data (synthetic sets, cached translations) lives in the cache, named by the teacher's run id; the
-# students' configs name the files, so the path is kept relative to the repository (the notebook's cwd).
+# The synthetic sets are written as TSV files in the cache, named by the teacher's run id (the translations
+# themselves are kept with the teacher's record); the students' configs name the files, so the path is kept
+# relative to the repository (the notebook's cwd).
 cache = Path(os.path.relpath(runs.cache_root()))
 
 # %% [markdown]
@@ -137,7 +141,7 @@ cache = Path(os.path.relpath(runs.cache_root()))
 
 # %%
 plan = bivariate.chapter_plan(chapter1)
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, runs_dir)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
 table = sweeps.run_table(plan, summaries, fraction=0.2)
 spread = sweeps.seed_spread(table)
 threshold = threshold_seed_stds * float(spread["std"].mean())
@@ -169,7 +173,7 @@ slopes
 
 # %%
 long_plan = bivariate.long_plan(chapter1)
-long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, runs_dir)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run)
 long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 long_analyses = bivariate.analyse_all(long_table, seed=seed, n_bootstrap=n_bootstrap)
 long_comp = composition.composition_table(long_analyses, threshold)
@@ -261,7 +265,7 @@ quality_plan = composition.decoded_plan(bivariate.chapter_plan(chapter1), decode
 directions = list(dict.fromkeys(p.direction for p in quality_plan))
 configs = list(teacher_configs.values()) + [p.config for p in quality_plan]
 print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-scaled models (chapter 1's)")
-trained = runs.sweep(configs, workers, threads_per_run, runs_dir)
+trained = runs.sweep(configs, workers, threads_per_run)
 teacher_summaries = dict(zip(teacher_configs, trained[: len(teacher_configs)], strict=True))
 quality_summaries = trained[len(teacher_configs) :]
 pd.DataFrame(
@@ -282,14 +286,12 @@ pd.DataFrame(
 # %% [markdown]
 # ### The synthetic sets
 #
-# Each teacher translates (greedy search, cached by the teacher's run id) `mono_train` + `mono_heldout`
-# sentences of natural monolingual text the parallel splits do not contain, drawn in a fixed shuffled order.
-# A few lines of each:
+# Each teacher translates (greedy search, kept with the teacher's record in the results store)
+# `mono_train` + `mono_heldout` sentences of natural monolingual text the parallel splits do not contain,
+# drawn in a fixed shuffled order. A few lines of each:
 
 # %%
-requests = [
-    (name, spec["kind"], Path(runs_dir) / teacher_summaries[name].run_id) for name, spec in teachers.items()
-]
+requests = [(name, spec["kind"], teacher_summaries[name]) for name, spec in teachers.items()]
 t0 = time.perf_counter()
 sets = composition.synthetic_sets(requests, mono_train, mono_heldout, cache / "synthetic", workers)
 print(f"synthetic sets ready in {time.perf_counter() - t0:.0f} s")
@@ -325,9 +327,9 @@ with pd.option_context("display.max_colwidth", 80):
 # %%
 min_pairs = min(s.train_pairs for s in sets)
 students = composition.student_plan(override(base, decode_every_evaluation), sets, student_widths, min_pairs)
-student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run, runs_dir)
+student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run)
 references = composition.test_references(sets, TEST_SETS)
-st = composition.student_table(students, student_summaries, Path(runs_dir), references)
+st = composition.student_table(students, student_summaries, references)
 st.pivot_table(index=["series", "width", "N"], columns="test_set", values="loss")[
     TEST_SETS + [s.name for s in sets]
 ]
@@ -602,8 +604,9 @@ chrf_equal_loss
 # semantic-similarity score from a model trained for retrieval and similarity across 16 languages,
 # insensitive to exact wording. **What it is not:** a translation-quality metric; it was never trained on
 # human judgements of translations, it does not penalise disfluency or wrong morphology much, and its
-# values are not comparable with BLEURT's. The final models are decoded again (the same beam search, cached)
-# to get their text, and BLEU on that text is checked against the score recorded during training.
+# values are not comparable with BLEURT's. The final models are decoded again (the same beam search, kept in
+# the results store) to get their text, and BLEU on that text is checked against the score recorded during
+# training.
 
 # %%
 quality_rows = []
@@ -611,13 +614,7 @@ for info, s in zip(meta, decoded, strict=True):
     direction = info["direction"]
     for test_set in TEST_SETS:
         sources, hyps, refs = composition.final_translations(
-            Path(runs_dir) / s.run_id,
-            direction,
-            test_set,
-            max_decode_sentences,
-            beam_size,
-            length_penalty,
-            cache / "translations",
+            s, direction, test_set, max_decode_sentences, beam_size, length_penalty
         )
         key = f"{direction}/{test_set}"
         quality_rows.append(
@@ -842,11 +839,12 @@ display(Markdown("\n".join(lines)))
 # %% [markdown]
 # ## Re-running this chapter
 #
-# `make chapter NAME=02_composition_bias SCALE=cpu` re-executes it; chapter 1's runs and every run above
-# come from `runs/`, the synthetic sets and final translations from `cache/`. Measured on this 2-core CPU:
-# the first execution with chapter 1's runs stored, training 33 runs (every one decoded at each evaluation)
-# and decoding the monolingual text, took about 33 minutes of wall time (2 workers); a re-execution from the
-# stores takes about 2 minutes. `SCALE=smoke` runs the whole pipeline on toy settings in about a minute.
+# `make chapter NAME=02_composition_bias SCALE=cpu` re-executes it; chapter 1's runs, every run above, the
+# teachers' translations and the final translations come from the results store (`results/`). Measured on
+# this 2-core CPU: the first execution with chapter 1's runs stored, training 33 runs (every one decoded at
+# each evaluation) and decoding the monolingual text, took about 33 minutes of wall time (2 workers); a
+# re-execution from the stores takes about 2 minutes. `SCALE=smoke` runs the whole pipeline on toy settings
+# in about a minute.
 
 # %%
 print(f"this execution took {(time.perf_counter() - started) / 60:.1f} minutes (training included)")

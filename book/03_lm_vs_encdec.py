@@ -68,7 +68,8 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
-runs_dir = "runs"  # the run store shared by all chapters
+runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
+results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # Language pairs of the bilingual part; the first is the main one (FLOPs, speed). En->De: chapter 1's runs.
 pairs = ["en-de", "en-fr"]
 # Width, vocabulary and training of every bilingual run: chapter 1's recipe, so its EncDec runs serve here.
@@ -124,7 +125,6 @@ transfer_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep":
 # %%
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -135,13 +135,13 @@ from nmtscale import architectures as arch
 from nmtscale import bivariate, charts, corpus, runs
 from nmtscale.config import override
 from nmtscale.data import prepare_data
-from nmtscale.tokenizer import Tokenizer
+
+runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
 TEST_SETS = ["l10n", "story", "ding"]
 SOURCE_ORIGINAL, TARGET_ORIGINAL = ["l10n", "story"], ["ding"]
-store = Path(runs_dir)  # the notebook runs in the repository root
 started = time.perf_counter()
 
 # %% [markdown]
@@ -192,10 +192,10 @@ for pair in pairs:
         for s in noise_seeds
     ]
 print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs over {pairs}, {workers} at a time")
-summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run, runs_dir)
+summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run)
 noise_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
-table = arch.run_table(plan, summaries, store)
+table = arch.run_table(plan, summaries)
 table["test_set"] = table["test_set"].str.split("/").str[1]
 failed = runs.failed_runs(table, "variant")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
@@ -227,7 +227,7 @@ per_run.reset_index(drop=True).round({"tokens_per_s": 0, "wall_time_s": 0})
 # between architectures are judged, and the size of the perturbations for the uncertainty of the fits.
 
 # %%
-noise_table = arch.run_table(noise_plan, noise_summaries, store)
+noise_table = arch.run_table(noise_plan, noise_summaries)
 noise_table["test_set"] = noise_table["test_set"].str.split("/").str[1]
 noise = noise_table.groupby(["group", "size", "test_set"])["loss"].agg(["std", "count"]).reset_index()
 seed_std = float(noise["std"].mean())
@@ -238,10 +238,10 @@ noise.pivot_table(index=["group", "size"], columns="test_set", values="std")[TES
 # %% [markdown]
 # ### Loss by source length, and translations, from the stored models
 #
-# Every final model (`runs/<hash>/model.pt`) is evaluated again on its pair's test sets split by source
+# Every final model is evaluated again on its pair's test sets split by source
 # length into thirds (short, medium, long: boundaries in source words over all of the pair's test sets), and
 # translates the first sentences of each set greedily for BLEU (`nmtscale.architectures.evaluate_stored`,
-# cached beside the model).
+# kept with the run's record in the results store).
 
 # %%
 bucket_frames, translation_frames = [], []
@@ -254,7 +254,7 @@ for pair in pairs:
     print(f"{pair} source words: short < {edges[0]} <= medium < {edges[1]} <= long")
     request = arch.EvalRequest(test_pairs, edges, decode_sentences, max_tokens)
     pair_runs = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.group == pair]
-    results = arch.evaluate_runs([store / s.run_id for _, s in pair_runs], request, workers, threads_per_run)
+    results = arch.evaluate_runs([s for _, s in pair_runs], request, workers, threads_per_run)
     pair_buckets, pair_translations = arch.stored_table([p for p, _ in pair_runs], results)
     bucket_frames.append(pair_buckets)
     translation_frames.append(pair_translations)
@@ -432,7 +432,7 @@ exponents[
 main_pair = pairs[0]
 main_plan = [p for p in plan if p.group == main_pair]
 main_summaries = [s for p, s in zip(plan, summaries, strict=True) if p.group == main_pair]
-tokenizer = Tokenizer(store / main_summaries[0].run_id / runs.TOKENIZER)
+tokenizer = runs.tokenizer(main_summaries[0])
 train_pairs = corpus.load_pairs(*main_pair.split("-"), "train")
 src_len = round(np.mean([len(ids) for ids in tokenizer.encode([s for s, _ in train_pairs])]))
 tgt_len = round(np.mean([len(ids) + 1 for ids in tokenizer.encode([t for _, t in train_pairs])]))
@@ -540,7 +540,7 @@ for helper in transfer_helpers:
     for v, sizes in transfer_variants.items():
         transfer_plan += arch.architecture_plan(helper_base, sizes, [v], f"De + {helper.capitalize()}")
 print(f"{len(ml_plan)} multilingual runs, {len(transfer_plan)} transfer runs")
-ml_summaries = runs.sweep([p.config for p in ml_plan + transfer_plan], workers, threads_per_run, runs_dir)
+ml_summaries = runs.sweep([p.config for p in ml_plan + transfer_plan], workers, threads_per_run)
 transfer_summaries = ml_summaries[len(ml_plan) :]
 ml_summaries = ml_summaries[: len(ml_plan)]
 ml = arch.translation_table(ml_plan, ml_summaries)
@@ -675,8 +675,8 @@ display(Markdown("\n".join(lines)))
 # %% [markdown]
 # ## Re-running this chapter
 #
-# `make chapter NAME=03_lm_vs_encdec SCALE=cpu` re-executes it: finished runs come from `runs/` at once and
-# the stored models' evaluations from the files cached beside them. `SCALE=smoke` runs the pipeline on toy
+# `make chapter NAME=03_lm_vs_encdec SCALE=cpu` re-executes it: recorded runs and the evaluations of their
+# final models come from the results store (`results/`) at once. `SCALE=smoke` runs the pipeline on toy
 # settings; `SCALE=gpu` trains the wider family of `params/03_lm_vs_encdec/gpu.yaml`.
 
 # %%

@@ -65,7 +65,8 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
-runs_dir = "runs"  # the run store shared by all chapters
+runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
+results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # Cohorts: the first direction gets weight p, the second 1 - p; p = 0 and 1 are single-direction models.
 cohorts = [
     {"directions": ["en-de", "en-zh"], "weights": [0, 0.1, 0.5, 0.9, 1]},
@@ -115,6 +116,8 @@ from IPython.display import Markdown, display
 from nmtscale import charts, laws, multilingual, runs
 from nmtscale.config import config_hash
 
+runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
+
 charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
 started = time.perf_counter()
@@ -129,7 +132,7 @@ params = {name: value for name, value in globals().items() if name in multilingu
 # %%
 plan = multilingual.chapter_plan(params)
 print(f"{len(plan)} planned models, {len({config_hash(p.config) for p in plan})} distinct runs")
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, runs_dir)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
 table = multilingual.run_table(plan, summaries, correct_below, correction_factor, correction_start)
 failed = runs.failed_runs(table, "cohort")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")

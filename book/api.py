@@ -23,7 +23,8 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
-runs_dir = "runs"  # the run store shared by all chapters
+runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
+results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 
 # %%
 import tempfile
@@ -109,22 +110,33 @@ with torch.no_grad():
     print("beam 4 (untrained):", beam_search(model, batch.src[:1], beam_size=4, max_len=5))
 
 # %% [markdown]
-# ## Runs: `nmtscale.config`, `nmtscale.runs`
+# ## Runs: `nmtscale.config`, `nmtscale.runs`, `nmtscale.results`
 #
 # A run is a `RunConfig` (data, model, training, evaluation), read from YAML with every key checked;
-# `params/example_run.yaml` documents every key. `runs.run(cfg)` trains it, or returns its summary at once if
-# `runs/<config hash>/` already holds it, and resumes an interrupted one; `runs.sweep(cfgs, workers,
-# threads_per_run)` trains many side by side. Training is what the chapters do; here we only load and vary a
-# config.
+# `params/example_run.yaml` documents every key. Its run id is a hash of the config, of the data it reads and
+# of the engine version. `runs.run(cfg)` returns its summary from its record in the results store
+# (`results/<run id>.json`, committed) without training; a run not recorded is trained in `runs/<run id>/`
+# (resuming an interrupted one) and recorded. `runs.sweep(cfgs, workers, threads_per_run)` does the same for
+# many runs side by side. Training is what the chapters do; here we only load and vary a config, and read the
+# store: `results.table()` is one row per recorded run (the config flattened, the final loss per test set, N,
+# tokens, FLOPs, provenance), ready for pandas; `python -m nmtscale results table` writes it as CSV.
 
 # %%
-from nmtscale import config as run_config
-from nmtscale import runs
+from IPython.display import display
 
+from nmtscale import config as run_config
+from nmtscale import results, runs
+
+runs.use_stores(runs_dir, results_dir)
 cfg = run_config.load_config("params/example_run.yaml")
 wider = run_config.override(cfg, {"model.d_model": 2 * cfg.model.d_model})
-print("this run's directory:", runs.run_dir(cfg, runs_dir))
-print("a wider model's:", runs.run_dir(wider, runs_dir))
+print("this run's directory:", runs.run_dir(cfg))
+print("a wider model's run id:", runs.run_dir(wider).name)
+recorded = results.table()
+print(f"{len(recorded)} runs recorded in {runs.results_root()}")
+if len(recorded):
+    columns = ["run_id", "status", "N", "tokens", "config.model.enc_layers", "config.model.dec_layers"]
+    display(recorded[columns + results.loss_columns(recorded)].head())
 
 # %% [markdown]
 # `nmtscale.sweeps` lays out families of runs: `depth_scaling_plan` gives Ghorbani et al.'s encoder, decoder

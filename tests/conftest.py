@@ -11,6 +11,14 @@ from toy import toy_experiment, toy_pairs
 from nmtscale.data import ExperimentData
 
 
+@pytest.fixture(autouse=True)
+def private_results_store(tmp_path_factory, monkeypatch) -> Path:
+    """Every test writes run records to a private results store, never to the committed `results/`."""
+    root = tmp_path_factory.mktemp("results")
+    monkeypatch.setenv("NMTSCALE_RESULTS", str(root))
+    return root
+
+
 @pytest.fixture
 def one_thread():
     """Torch on one thread: tiny tensors run faster without thread hand-offs on a busy machine."""

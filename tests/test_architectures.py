@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +17,7 @@ from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops
 from nmtscale.model import ModelConfig
 from nmtscale.tokenizer import UNK
+from nmtscale.train import median_tokens_per_second
 
 BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
 
@@ -73,14 +71,13 @@ def test_inference_flops_leave_out_causallm_source_logits():
     assert (table["train_flops_per_token"] > 3 * table["inference_flops_per_token"] - 1e-9).all()
 
 
-def test_measured_tokens_per_second_skips_the_first_updates(tmp_path):
+def test_median_tokens_per_second_skips_the_first_updates():
     records = [
         {"event": "train", "step": s, "tokens_per_s": 10.0 if s == 1 else 100.0 + s} for s in range(1, 11)
     ]
     records.insert(3, {"event": "eval", "step": 3})
-    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert arch.measured_tokens_per_second(tmp_path) == pytest.approx(106.0)
-    assert math.isnan(arch.measured_tokens_per_second(tmp_path / "missing"))
+    assert median_tokens_per_second(records) == pytest.approx(106.0)
+    assert median_tokens_per_second([{"event": "eval", "step": 0}]) is None
 
 
 def test_length_terciles_and_buckets():
@@ -181,11 +178,10 @@ def test_table3_takes_supervised_deltas_against_encdec():
 def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):
     cfg = from_dict(user_run(store, steps=4))
     summary = runs.run(cfg)
-    directory = runs.run_dir(cfg)
     pairs = [tuple(line.split("\t")) for line in (store / "test.tsv").read_text().splitlines()]
     edges = arch.length_edges([src for src, _ in pairs])
     request = arch.EvalRequest({"en-de/toy": pairs}, edges, decode_sentences=5, max_tokens=512)
-    result = arch.evaluate_stored(directory, request)
+    result = arch.evaluate_stored(summary, request)
     buckets = pd.DataFrame(result["buckets"])
     assert set(buckets["bucket"]) <= set(arch.LENGTH_BUCKETS) and buckets["sentences"].sum() == len(pairs)
     pooled = (buckets["loss"] * buckets["tokens"]).sum() / buckets["tokens"].sum()
@@ -193,28 +189,29 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):
     (translation,) = result["translation"]
     assert translation["sentences"] == 5 and 0 <= translation["off_target_rate"] <= 1
     monkeypatch.setattr(arch, "load_trained_model", lambda *a: pytest.fail("a cached evaluation ran again"))
-    assert arch.evaluate_stored(directory, request) == result
+    assert arch.evaluate_stored(summary, request) == result
+    assert list((runs.results_root() / summary.run_id).glob("evaluation-*.json.gz"))
     plan = [arch.PlannedModel("encdec", 2, "toy", cfg)]
-    (row,) = arch.run_table(plan, [summary], store / "runs").to_dict("records")
+    (row,) = arch.run_table(plan, [summary]).to_dict("records")
     assert row["test_set"] == "en-de/toy" and row["loss"] == summary.final_loss["en-de/toy"]
     assert row["tokens_per_s"] > 0 and row["N"] == summary.n_params_non_embedding
     with pytest.raises(ValueError, match="not the run"):
         arch.run_table(
-            [arch.PlannedModel("encdec", 3, "toy", from_dict(user_run(store, steps=5)))], [summary], store
+            [arch.PlannedModel("encdec", 3, "toy", from_dict(user_run(store, steps=5)))], [summary]
         )
     diverged = from_dict(user_run(store, steps=4, optimizer="adamw", lr=1000.0, warmup_steps=0))
     failed = runs.run(diverged)
-    (failed_row,) = arch.run_table(
-        [arch.PlannedModel("encdec", 2, "toy", diverged)], [failed], store / "runs"
-    ).to_dict("records")
+    (failed_row,) = arch.run_table([arch.PlannedModel("encdec", 2, "toy", diverged)], [failed]).to_dict(
+        "records"
+    )
     assert failed_row["status"] == "failed" and np.isnan(failed_row["loss"])
     assert failed_row["test_set"] == "en-de/toy" and "diverged" in failed_row["reason"]
     bucket_rows, translation_rows = arch.stored_table(plan, [result])
     assert set(bucket_rows["variant"]) == {"EncDec"} and len(translation_rows) == 1
     with pytest.raises(ConfigurationError, match="knows directions"):
-        arch.evaluate_stored(directory, arch.EvalRequest({"de-fr/toy": pairs}, edges, 0))
-    with pytest.raises(ConfigurationError, match="not finished"):
-        arch.evaluate_stored(store, request)
+        arch.evaluate_stored(summary, arch.EvalRequest({"de-fr/toy": pairs}, edges, 0))
+    with pytest.raises(ConfigurationError, match="failed"):
+        arch.evaluate_stored(failed, request)
 
 
 CAUSAL_WIDE = "CausalLM + Wide"

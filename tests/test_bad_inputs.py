@@ -20,9 +20,8 @@ import pytest
 import yaml
 from toy import user_run
 
-from nmtscale import book, cli, runs
+from nmtscale import book, cli, record, runs
 from nmtscale import train as trainer
-from nmtscale.architectures import measured_tokens_per_second
 from nmtscale.config import from_dict, load_config, parse_yaml
 from nmtscale.errors import ConfigurationError, DataError, SweepError
 
@@ -141,8 +140,11 @@ def one_long_line(store: Path, characters: int) -> Path:
 
 @pytest.fixture
 def finished(store):
+    """A finished run in the run store, without a record (as one trained elsewhere, or before the results
+    store existed): asking for it reads the run directory."""
     cfg = from_dict(user_run(store))
-    runs.run(cfg)
+    summary = runs.run(cfg)
+    record.record_path(summary.run_id, runs.results_root()).unlink()
     return cfg, runs.run_dir(cfg)
 
 
@@ -216,11 +218,11 @@ def test_a_truncated_last_metrics_line_is_skipped_and_a_bad_middle_line_named(fi
     _, directory = finished
     log = directory / "metrics.jsonl"
     log.write_text(log.read_text() + '{"event": "tr')
-    assert measured_tokens_per_second(directory) > 0
+    assert trainer.median_tokens_per_second(trainer.read_metrics(log)) > 0
     lines = log.read_text().splitlines()
     log.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
     with pytest.raises(DataError, match=r"metrics.jsonl:2: not a JSON record"):
-        measured_tokens_per_second(directory)
+        trainer.read_metrics(log)
 
 
 def test_a_checkpoint_left_by_a_kill_after_the_summary_is_removed(finished):

@@ -3,7 +3,6 @@ it reuses (nmtscale.bivariate.base_config / chapter_plan)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nmtscale import bivariate, composition, laws
+from nmtscale import bivariate, composition, corpus, laws
 from nmtscale import config as config_module
 from nmtscale.config import config_hash
 from nmtscale.errors import ConfigurationError, DataError
@@ -47,7 +46,7 @@ def test_base_config_keeps_the_hash_chapter_1_stored_its_runs_under(monkeypatch)
     """Chapter 2 finds chapter 1's runs only if it builds byte-identical configs: this hash is the one the
     chapter-1 notebook's own base config had (corpus fingerprint fixed: a corpus rebuild does not matter)."""
     monkeypatch.setattr(config_module, "corpus_fingerprint", lambda: "fixed")
-    assert config_hash(bivariate.base_config(CHAPTER1_CPU)) == "eef70f250c8e3933"
+    assert config_hash(bivariate.base_config(CHAPTER1_CPU)) == "3e490eb228fd7149"
 
 
 def test_chapter_plan_lays_out_every_direction_with_repeats_only_in_en_de():
@@ -177,28 +176,20 @@ def test_mono_sample_is_a_fixed_nested_order():
         composition.mono_sample("de", 10**7)
 
 
-def fake_teacher(tmp_path: Path, direction: str, status: str = "finished") -> Path:
-    teacher = tmp_path / "runs" / "abc123"
-    teacher.mkdir(parents=True)
-    summary = {"status": status, "config": {"data": {"directions": [direction]}}}
-    (teacher / "summary.json").write_text(json.dumps(summary))
-    return teacher
+def fake_teacher(direction: str, status: str = "finished") -> SimpleNamespace:
+    config = {"data": {"directions": [direction]}}
+    return SimpleNamespace(run_id="abc123", status=status, finished=status == "finished", config=config)
 
 
 def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, monkeypatch):
     calls = []
 
-    def translate(directory, texts, direction):
-        calls.append((directory, direction, len(texts)))
+    def translations(summary, texts, direction):
+        calls.append((summary.run_id, direction, len(texts)))
         return ["" if i == 1 else f"EN {t}" for i, t in enumerate(texts)]
 
-    monkeypatch.setattr(
-        composition.runs,
-        "load_summary",
-        lambda d: SimpleNamespace(**json.loads((d / "summary.json").read_text()), finished=True),
-    )
-    monkeypatch.setattr(composition.runs, "translate_texts", translate)
-    teacher = fake_teacher(tmp_path, "de-en")
+    monkeypatch.setattr(composition.runs, "translations", translations)
+    teacher = fake_teacher("de-en")
     made = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic")
     assert (made.train_pairs, made.heldout_pairs, made.dropped, made.teacher) == (5, 3, 1, "abc123")
     german = composition.mono_sample("de", 9)
@@ -232,8 +223,8 @@ def test_decoded_plan_trains_each_model_once_with_only_the_decoding_keys_changed
 
 
 def test_synthetic_set_needs_a_finished_teacher(tmp_path):
-    with pytest.raises(ConfigurationError, match="has not finished"):
-        composition.synthetic_set("bt", "back", tmp_path / "nowhere", 6, 3, tmp_path / "synthetic")
+    with pytest.raises(ConfigurationError, match="teacher run abc123 failed"):
+        composition.synthetic_set("bt", "back", fake_teacher("de-en", "failed"), 6, 3, tmp_path / "synthetic")
 
 
 def test_student_plan_trains_each_series_at_each_width():
@@ -262,7 +253,7 @@ def test_characters_per_token_counts_the_end_of_sentence(tmp_path):
     tokenizer = train_tokenizer(texts, 16, cache_dir=tmp_path)
     refs = ["abc def", "ghi"]
     tokens = sum(len(ids) + 1 for ids in tokenizer.encode(refs))
-    assert composition.characters_per_token(tokenizer.model_path, refs) == pytest.approx(10 / tokens)
+    assert composition.characters_per_token(tokenizer, refs) == pytest.approx(10 / tokens)
 
 
 def test_best_width_finds_where_scaling_stops():
@@ -330,20 +321,20 @@ def test_size_trend_slope_per_doubling():
     assert np.isnan(composition.size_trend(final.iloc[:2], "bleu", ["test_set"]).iloc[0]["slope"])
 
 
-def test_final_translations_are_cached_by_run_and_settings(tmp_path, monkeypatch):
+def test_final_translations_are_the_test_sets_first_sentences_translated_by_the_run(monkeypatch):
     calls = []
 
-    def translate(directory, texts, direction, beam_size, length_penalty):
-        calls.append(beam_size)
+    def translations(summary, texts, direction, beam_size, length_penalty):
+        calls.append((summary, direction, beam_size, length_penalty))
         return [t.upper() for t in texts]
 
-    monkeypatch.setattr(composition.runs, "translate_texts", translate)
-    run = tmp_path / "runs" / "r1"
-    sources, hyps, refs = composition.final_translations(run, "en-de", "ding", 4, 4, 1.0, tmp_path / "t")
-    assert hyps == [s.upper() for s in sources] and len(refs) == 4
-    assert composition.final_translations(run, "en-de", "ding", 4, 4, 1.0, tmp_path / "t")[1] == hyps
-    composition.final_translations(run, "en-de", "ding", 4, 1, 1.0, tmp_path / "t")
-    assert calls == [4, 1]
+    monkeypatch.setattr(composition.runs, "translations", translations)
+    sources, hyps, refs = composition.final_translations("run", "en-de", "ding", 4, 4, 1.0)
+    assert hyps == [s.upper() for s in sources] and len(refs) == len(sources) == 4
+    assert (sources, refs) == tuple(
+        map(list, zip(*corpus.load_test_set("ding", "en", "de")[:4], strict=True))
+    )
+    assert calls == [("run", "en-de", 4, 1.0)]
 
 
 def test_embedding_similarity_ranks_a_translation_above_an_unrelated_sentence():

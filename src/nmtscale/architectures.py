@@ -5,9 +5,9 @@
   and "LM + Wide" (same depth, wider feed-forward, `counting.lm_wide_config`).
 - `run_table` turns their run summaries into one row per run and test set, with the model's size, layers,
   analytic FLOPs per target token for training and inference (`nmtscale.flops`) and measured tokens/s.
-- `evaluate_stored` re-evaluates a finished run's final model (`runs/<hash>/model.pt`) on test sets split by
-  source length, and translates a prefix of each test set for BLEU, chrF and the off-target rate; results are
-  cached beside the model, so a re-executed chapter does not decode again.
+- `evaluate_stored` re-evaluates a finished run's final model on test sets split by source length, and
+  translates a prefix of each test set for BLEU, chrF and the off-target rate; results are kept beside the
+  run's record in the results store, so a re-executed chapter does not decode again.
 - `fit_power_laws` fits Zhang Eq. 7, L(N) = beta (N / N0)^-alpha + L_inf, per architecture and evaluation
   setting, with perturbation intervals (`nmtscale.uncertainty`).
 - `translation_table` and `table3` summarise multilingual runs as the paper's Table 3: supervised En->XX and
@@ -21,7 +21,6 @@ import hashlib
 import json
 import math
 import multiprocessing
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -33,7 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nmtscale import fitting, laws, uncertainty
+from nmtscale import fitting, laws, runs, uncertainty
 from nmtscale.config import RunConfig, config_hash, override
 from nmtscale.counting import lm_deep_config, lm_wide_config, parameter_counts
 from nmtscale.data import ExperimentData, encode_pairs, split_direction, uses_target_tags
@@ -41,17 +40,10 @@ from nmtscale.errors import ConfigurationError
 from nmtscale.flops import forward_flops, training_flops_per_target_token
 from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig
+from nmtscale.record import RunSummary
 from nmtscale.sweeps import last_fraction_slope
 from nmtscale.tokenizer import UNK, Tokenizer
-from nmtscale.train import (
-    METRICS_LOG,
-    RunSummary,
-    atomic_write,
-    evaluate_loss,
-    load_trained_model,
-    read_metrics,
-    translate_ids,
-)
+from nmtscale.train import evaluate_loss, load_trained_model, translate_ids
 
 ARCH_NAMES = {
     "encdec": "EncDec",
@@ -62,7 +54,6 @@ ARCH_NAMES = {
 }
 SCALINGS = ("deep", "wide")
 LENGTH_BUCKETS = ("short", "medium", "long")
-EVALUATION_FILE = "architectures_eval_{key}.json"
 
 
 @dataclass(frozen=True)
@@ -184,24 +175,7 @@ def flops_table(plan: Sequence[PlannedModel], vocab_size: int, src_len: int, tgt
     return pd.DataFrame(rows)
 
 
-def measured_tokens_per_second(run_directory: Path, skip_fraction: float = 0.1) -> float:
-    """Median training throughput (target tokens/s) of a run, from its metrics log, after the first
-    `skip_fraction` of the updates (warm-up of caches and allocators); NaN when the log has no updates."""
-    path = Path(run_directory) / METRICS_LOG
-    if not path.exists():
-        return math.nan
-    speeds = []
-    for record in read_metrics(path):
-        if record.get("event") == "train":
-            speeds.append((record["step"], record["tokens_per_s"]))
-    if not speeds:
-        return math.nan
-    last = max(step for step, _ in speeds)
-    kept = [speed for step, speed in speeds if step > skip_fraction * last] or [s for _, s in speeds]
-    return float(statistics.median(kept))
-
-
-def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], root: Path) -> pd.DataFrame:
+def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
     """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n'), loss (final),
     slope (of the test loss over the second half of training, nats per doubling of the steps: about 0 once
     the curve has flattened), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token (analytic,
@@ -229,7 +203,7 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], roo
                     "slope": last_fraction_slope(s.curves, key, fraction=0.5),
                     "tokens": sum(s.tokens_seen.values()),
                     "wall_time_s": s.wall_time_s,
-                    "tokens_per_s": measured_tokens_per_second(Path(root) / s.run_id),
+                    "tokens_per_s": math.nan if s.tokens_per_s is None else s.tokens_per_s,
                     "train_flops_per_token": s.flops_per_target_token,
                     "status": s.status,
                     "reason": s.reason,
@@ -276,29 +250,30 @@ class EvalRequest:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def evaluate_stored(run_directory: Path, request: EvalRequest) -> dict[str, Any]:
+def evaluate_stored(summary: RunSummary, request: EvalRequest) -> dict[str, Any]:
     """Loss of a finished run's final model on every test set split by source length, and greedy
     translations of each set's first `decode_sentences` sentences (BLEU, chrF, off-target rate, speed).
 
     Returns {'buckets': [{test_set, bucket, sentences, tokens, loss}], 'translation': [{test_set, bleu, chrf,
-    off_target_rate, sentences, target_tokens, seconds}]}; cached in the run directory by the request's key.
+    off_target_rate, sentences, target_tokens, seconds}]}; kept in the results store by the request's key.
     """
-    run_directory = Path(run_directory)
-    cached = run_directory / EVALUATION_FILE.format(key=request.key)
-    if cached.exists():
-        return json.loads(cached.read_text())
-    summary_path = run_directory / "summary.json"
-    if not summary_path.exists():
-        raise ConfigurationError(f"{run_directory}: no summary.json; the run has not finished")
-    summary = RunSummary.from_json(summary_path.read_text())
     if not summary.finished:
-        raise ConfigurationError(f"{run_directory}: the run {summary.status}: {summary.reason}")
+        raise ConfigurationError(f"run {summary.run_id} {summary.status}: {summary.reason}")
     directions = summary.config["data"]["directions"]
     known = directions + summary.config["data"]["eval_directions"]
     for name in request.test_sets:
         if name.split("/")[0] not in known:
-            raise ConfigurationError(f"{run_directory}: test set {name!r}: the run knows directions {known}")
-    tokenizer = Tokenizer(run_directory / "tokenizer.model")
+            raise ConfigurationError(
+                f"run {summary.run_id}: test set {name!r}: the run knows directions {known}"
+            )
+    return runs.stored_output(
+        summary, f"evaluation-{request.key}", lambda directory: _evaluate_model(directory, summary, request)
+    )
+
+
+def _evaluate_model(run_directory: Path, summary: RunSummary, request: EvalRequest) -> dict[str, Any]:
+    directions = summary.config["data"]["directions"]
+    tokenizer = Tokenizer(run_directory / runs.TOKENIZER)
     model = load_trained_model(run_directory, torch.device("cpu"))
     logit_cap = summary.config["train"]["logit_cap"]
     result: dict[str, list] = {"buckets": [], "translation": []}
@@ -340,30 +315,24 @@ def evaluate_stored(run_directory: Path, request: EvalRequest) -> dict[str, Any]
                     "seconds": seconds,
                 }
             )
-    atomic_write(cached, lambda tmp: tmp.write_text(json.dumps(result)))
     return result
 
 
-def _evaluate_job(run_directory: Path, request: EvalRequest, threads: int) -> dict[str, Any]:
+def _evaluate_job(summary: RunSummary, request: EvalRequest, threads: int) -> dict[str, Any]:
     torch.set_num_threads(threads)
-    return evaluate_stored(run_directory, request)
+    return evaluate_stored(summary, request)
 
 
 def evaluate_runs(
-    run_directories: Sequence[Path], request: EvalRequest, workers: int = 1, threads: int = 1
+    summaries: Sequence[RunSummary], request: EvalRequest, workers: int = 1, threads: int = 1
 ) -> list[dict[str, Any]]:
-    """`evaluate_stored` for every run directory, in `workers` processes; results in input order."""
+    """`evaluate_stored` for every run, in `workers` processes; results in input order."""
     if workers <= 1:
-        return [_evaluate_job(d, request, threads) for d in run_directories]
+        return [_evaluate_job(s, request, threads) for s in summaries]
     context = multiprocessing.get_context("spawn")  # as runs.sweep: no inherited torch thread pools
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         return list(
-            pool.map(
-                _evaluate_job,
-                run_directories,
-                [request] * len(run_directories),
-                [threads] * len(run_directories),
-            )
+            pool.map(_evaluate_job, summaries, [request] * len(summaries), [threads] * len(summaries))
         )
 
 

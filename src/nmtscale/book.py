@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import html.parser
+import os
 import shutil
 import subprocess
 import sys
@@ -42,7 +43,7 @@ CHAPTERS = (
 SCALES = ("smoke", "cpu", "gpu")
 DEFAULT_SCALE = "cpu"
 # Every chapter's parameters cell defines these, so one params file layout serves the whole book.
-SHARED_PARAMETERS = ("scale", "seed", "workers", "threads_per_run", "runs_dir")
+SHARED_PARAMETERS = ("scale", "seed", "workers", "threads_per_run", "runs_dir", "results_dir")
 KERNEL_NAME = "python3"
 EXECUTED_DIR = Path("book/_executed")
 # Pages that are not executed notebooks; a non-default scale's book copies them beside its own notebooks.
@@ -427,6 +428,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     chapters = args.chapter or list(CHAPTERS)
     for chapter in chapters:  # a typo in any params file stops the run before hours of training
         load_parameters(chapter, args.scale, overrides)
+    if args.retrain:  # the chapters' kernels inherit it: every run is trained again under retrain/
+        os.environ["NMTSCALE_RETRAIN"] = "1"
     failures = []
     for chapter in chapters:
         print(f"book run: {chapter} at scale {args.scale}", flush=True)
@@ -439,6 +442,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             failures.append(chapter)
     if failures:
         print(f"error: {len(failures)} chapter(s) failed: {', '.join(failures)}", file=sys.stderr)
+    if args.retrain:
+        from nmtscale import results, runs
+
+        store = load_parameters(chapters[0], args.scale, overrides)["results_dir"]
+        retrained = runs.retrain_store(store)
+        print(f"book run --retrain: nmtscale results compare {store} {retrained}", flush=True)
+        results.print_comparison(results.compare(store, retrained))
     return 1 if failures else 0
 
 
@@ -484,6 +494,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar=("KEY", "VALUE"),
         help="override a parameter (VALUE is read as YAML: 3, 0.5, true, [1, 2])",
+    )
+    run.add_argument(
+        "--retrain",
+        action="store_true",
+        help="train every run again into retrain/ (ignoring the recorded results), then compare the two stores",
     )
     run.set_defaults(func=_cmd_run)
 

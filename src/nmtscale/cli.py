@@ -15,6 +15,7 @@ from nmtscale.errors import ConfigurationError, DataError, SweepError
 COMMAND_MODULES = (
     "nmtscale.corpus.cli",
     "nmtscale.runs",
+    "nmtscale.results",
     "nmtscale.counting",
     "nmtscale.book",
 )

@@ -39,9 +39,9 @@ from nmtscale.bivariate import Analysis
 from nmtscale.config import RunConfig, override
 from nmtscale.counting import parameter_counts
 from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.record import RunSummary, atomic_write
 from nmtscale.sweeps import PlannedRun
 from nmtscale.tokenizer import Tokenizer
-from nmtscale.train import RunSummary, atomic_write
 
 DOMAINS = {"l10n": "software strings", "story": "game fiction", "ding": "dictionary examples"}
 # A student trains on En->De pairs; its teacher translates the monolingual text of one side into the other.
@@ -222,27 +222,27 @@ class SyntheticSet:
 
 
 def synthetic_set(
-    name: str, kind: str, teacher_dir: Path, n_train: int, n_heldout: int, root: Path
+    name: str, kind: str, teacher: RunSummary, n_train: int, n_heldout: int, root: Path
 ) -> SyntheticSet:
-    """The synthetic set of `kind` that the finished run in `teacher_dir` makes from the corpus's natural
-    monolingual text: `n_train` + `n_heldout` sentences, translated greedily, cached under `root` in a
-    folder named by the teacher's run id and the sizes (so equal requests never decode twice)."""
+    """The synthetic set of `kind` that the finished run `teacher` makes from the corpus's natural
+    monolingual text: `n_train` + `n_heldout` sentences, translated greedily (the translations are kept in
+    the results store), written as TSV files under `root` in a folder named by the teacher's run id and the
+    sizes."""
     if kind not in KINDS:
         raise ConfigurationError(f"synthetic set {name!r}: kind {kind!r} is not one of {sorted(KINDS)}")
     direction, mono_lang = KINDS[kind]
-    summary = runs.load_summary(teacher_dir)
-    if summary is None or not summary.finished:
-        raise ConfigurationError(f"synthetic set {name!r}: teacher {teacher_dir} has not finished training")
-    if summary.config["data"]["directions"] != [direction]:
+    if not teacher.finished:
+        raise ConfigurationError(f"synthetic set {name!r}: teacher run {teacher.run_id} {teacher.status}")
+    if teacher.config["data"]["directions"] != [direction]:
         raise ConfigurationError(
-            f"synthetic set {name!r}: a {kind} set needs a {direction} teacher; {teacher_dir} translates "
-            f"{summary.config['data']['directions']}"
+            f"synthetic set {name!r}: a {kind} set needs a {direction} teacher; run {teacher.run_id} "
+            f"translates {teacher.config['data']['directions']}"
         )
-    folder = Path(root) / f"{teacher_dir.name}-{kind}-{n_train}-{n_heldout}-greedy"
+    folder = Path(root) / f"{teacher.run_id}-{kind}-{n_train}-{n_heldout}-greedy"
     train_path, heldout_path, meta_path = folder / "train.tsv", folder / "heldout.tsv", folder / "meta.json"
     if not meta_path.exists():
         sentences = mono_sample(mono_lang, n_train + n_heldout)
-        translations = runs.translate_texts(teacher_dir, sentences, direction)
+        translations = runs.translations(teacher, sentences, direction)
         pairs = [
             synthetic_pair(kind, natural, model)
             for natural, model in zip(sentences, translations, strict=True)
@@ -259,23 +259,27 @@ def synthetic_set(
         }
         atomic_write(meta_path, lambda tmp: Path(tmp).write_text(json.dumps(meta)))
     meta = json.loads(meta_path.read_text())
-    return SyntheticSet(name, kind, teacher_dir.name, train_path, heldout_path, **meta)
+    return SyntheticSet(name, kind, teacher.run_id, train_path, heldout_path, **meta)
 
 
 def synthetic_sets(
-    requests: Sequence[tuple[str, str, Path]], n_train: int, n_heldout: int, root: Path, workers: int = 1
+    requests: Sequence[tuple[str, str, RunSummary]],
+    n_train: int,
+    n_heldout: int,
+    root: Path,
+    workers: int = 1,
 ) -> list[SyntheticSet]:
-    """`synthetic_set` for every (name, kind, teacher run directory), `workers` teachers decoding at a time
-    in separate processes with one torch thread each (as the training sweep runs)."""
+    """`synthetic_set` for every (name, kind, teacher run), `workers` teachers decoding at a time in separate
+    processes with one torch thread each (as the training sweep runs)."""
     if workers <= 1:
-        return [synthetic_set(name, kind, Path(d), n_train, n_heldout, root) for name, kind, d in requests]
+        return [synthetic_set(name, kind, t, n_train, n_heldout, root) for name, kind, t in requests]
     context = multiprocessing.get_context("spawn")  # as runs.sweep: no inherited torch thread pools
     with ProcessPoolExecutor(
         workers, mp_context=context, initializer=torch.set_num_threads, initargs=(1,)
     ) as pool:
         futures = [
-            pool.submit(synthetic_set, name, kind, Path(d), n_train, n_heldout, Path(root))
-            for name, kind, d in requests
+            pool.submit(synthetic_set, name, kind, t, n_train, n_heldout, Path(root))
+            for name, kind, t in requests
         ]
         return [future.result() for future in futures]
 
@@ -331,9 +335,9 @@ def student_plan(
     ]
 
 
-def characters_per_token(tokenizer_path: Path, references: Sequence[str]) -> float:
+def characters_per_token(tokenizer: Tokenizer, references: Sequence[str]) -> float:
     """Reference characters per target token (EOS included, as the loss counts it) under one tokenizer."""
-    tokens = sum(len(ids) + 1 for ids in Tokenizer(tokenizer_path).encode(list(references)))
+    tokens = sum(len(ids) + 1 for ids in tokenizer.encode(list(references)))
     return sum(len(text) for text in references) / tokens
 
 
@@ -351,7 +355,6 @@ def test_references(sets: Sequence[SyntheticSet], test_sets: Sequence[str]) -> d
 def student_table(
     students: Sequence[Student],
     summaries: Sequence[RunSummary],
-    root: Path,
     references: Mapping[str, list[str]],
 ) -> pd.DataFrame:
     """One row per student and test set: series, width, non-embedding parameters N, the final loss per
@@ -360,9 +363,10 @@ def student_table(
     rows = []
     for student, summary in zip(students, summaries, strict=True):
         counts = parameter_counts(student.config.model)
+        tokenizer = runs.tokenizer(summary)
         for key in summary.test_set_keys():
             loss = summary.final_loss.get(key, math.nan) if summary.finished else math.nan
-            chars = characters_per_token(Path(root) / summary.run_id / runs.TOKENIZER, references[key])
+            chars = characters_per_token(tokenizer, references[key])
             rows.append(
                 {
                     "series": student.series,
@@ -537,19 +541,15 @@ def size_trend(final: pd.DataFrame, value: str, by: Sequence[str], level: float 
 
 
 def final_translations(
-    run_dir: Path, direction: str, test_set: str, n: int, beam_size: int, length_penalty: float, root: Path
+    summary: RunSummary, direction: str, test_set: str, n: int, beam_size: int, length_penalty: float
 ) -> tuple[list[str], list[str], list[str]]:
     """(sources, hypotheses, references) of the first `n` sentences of a corpus test set, translated by the
-    final model of the run in `run_dir`; hypotheses are cached under `root` by run id and settings."""
+    final model of run `summary` (kept in the results store)."""
     src, tgt = direction.split("-")
     pairs = corpus.load_test_set(test_set, src, tgt)[:n]
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
-    path = Path(root) / run_dir.name / f"{direction}-{test_set}-n{n}-beam{beam_size}-lp{length_penalty}.json"
-    if not path.exists():
-        hypotheses = runs.translate_texts(run_dir, sources, direction, beam_size, length_penalty)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(hypotheses, ensure_ascii=False)))
-    return sources, json.loads(path.read_text()), references
+    hypotheses = runs.translations(summary, sources, direction, beam_size, length_penalty)
+    return sources, hypotheses, references
 
 
 @functools.cache

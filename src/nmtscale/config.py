@@ -23,6 +23,7 @@ import yaml
 from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
 from nmtscale.errors import ConfigurationError, DataError, closest, require_file
 from nmtscale.model import ModelConfig
+from nmtscale.record import ENGINE_VERSION
 
 # The model section is nmtscale.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
 MODEL_KEYS_SET_BY_RUN = ("vocab_size",)
@@ -250,25 +251,21 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
     return raw
 
 
-# Keys added after runs were stored, as "section.key": left out of the hash while at their default, so that
-# adding a key never renames (and so orphans) the runs trained before it existed.
-KEYS_ADDED_LATER: tuple[str, ...] = (
-    "data.disjoint_sources",
-    "data.tokenizer_directions",
-    "data.max_test_pairs",
-    "data.byte_fallback",
-    "model.dropout_mask",
-)
+# Keys added after runs of this engine version were stored, as "section.key": left out of the hash while at
+# their default, so that adding a key never renames (and so orphans) the runs recorded before it existed.
+# Bumping `record.ENGINE_VERSION` renames every run anyway: empty the list then.
+KEYS_ADDED_LATER: tuple[str, ...] = ()
 
 
 def config_hash(cfg: RunConfig) -> str:
-    """A short content hash of the canonical config: equal configs, and only those, share a run directory.
+    """The run id: a short content hash of the canonical config and the engine version; equal configs, and
+    only those, share a run directory and a record.
 
     A run that reads the committed corpus also hashes the corpus files, and a run that reads user files
     (`data.train_files`, `data.test_files`) hashes their contents, so changed data gives a new run instead of
     silently returning, or resuming, one trained on other text.
     """
-    identity = to_dict(cfg)
+    identity = {**to_dict(cfg), "engine_version": ENGINE_VERSION}
     defaults = to_dict(RunConfig())
     for dotted in KEYS_ADDED_LATER:
         section, key = dotted.split(".")

@@ -25,7 +25,7 @@ from nmtscale import fitting, laws, uncertainty
 from nmtscale.bivariate import _verdict  # chapter 1's wording: every chapter grades claims alike
 from nmtscale.config import RunConfig, config_hash, from_dict, override
 from nmtscale.fitting import Fit
-from nmtscale.train import RunSummary
+from nmtscale.record import RunSummary
 
 # The paper's names for the coefficients of Eq. 6, L(N) = beta N^-alpha + L_inf, by `laws.power_law`'s names.
 PAPER_NAMES = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}

@@ -1,26 +1,36 @@
-"""The run store and sweeps: every run lives in `runs/<config hash>/` and is trained at most once.
+"""The run store, the results store and sweeps: every run is trained at most once, and its record is kept.
+
+`run(config)` returns the run's summary from its record in the results store (`results/<run id>.json`,
+committed: see `nmtscale.record`) when there is one, never training it again; otherwise it trains the run in
+its directory `runs/<run id>/` (resuming from its checkpoint) and writes its record. Outputs of a run's final
+model (`translations`, `stored_output`) are kept beside its record, so a reader with the results store needs
+no model; when one is needed and missing, the run is trained again first.
 
 A run directory holds `config.yaml`, `metrics.jsonl`, `checkpoint.pt` (while training), `model.pt` and
 `tokenizer.model` (the final model and its vocabulary) and `summary.json`, written last and atomically: a run
 with a summary is done (finished or failed) and asking for it again returns the summary at once; a run
 without one resumes from its checkpoint. A lock file keeps two processes from training the same run at once.
 
-The store's root is `<repository>/runs`, or `$NMTSCALE_RUNS`; caches (tokenizers) live under
-`<repository>/cache`, or `$NMTSCALE_CACHE`.
+The run store's root is `<repository>/runs`, or `$NMTSCALE_RUNS`; caches (tokenizers) live under
+`<repository>/cache`, or `$NMTSCALE_CACHE`. With `NMTSCALE_RETRAIN=1` (`--retrain`) both stores default to a
+scratch folder, `<repository>/retrain/{runs,results}`: every run is trained again there, and
+`nmtscale results compare results retrain/results` checks the reproduction.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import itertools
+import json
 import multiprocessing
 import os
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -29,7 +39,9 @@ from typing import Any
 import pandas as pd
 import torch
 import yaml
+from tqdm import tqdm
 
+from nmtscale import record
 from nmtscale.config import (
     RunConfig,
     config_hash,
@@ -41,19 +53,36 @@ from nmtscale.config import (
 )
 from nmtscale.data import check_lengths, encode_sources, prepare_data, uses_target_tags
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest
+from nmtscale.record import (
+    REPOSITORY,
+    RETRAIN_DIR,
+    RunSummary,
+    atomic_write_text,
+    results_root,
+    retraining,
+    runs_root,
+)
 from nmtscale.tokenizer import Tokenizer
-from nmtscale.train import CHECKPOINT, RunSummary, atomic_write, load_trained_model, train, translate_ids
+from nmtscale.train import CHECKPOINT, MODEL, load_trained_model, train, translate_ids
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 SUMMARY = "summary.json"
 CONFIG = "config.yaml"
 TOKENIZER = "tokenizer.model"
 SWEEP_KEYS = ("base", "set", "grid", "runs", "workers", "threads_per_run")
 
 
-def runs_root() -> Path:
-    """Where run directories live: `$NMTSCALE_RUNS`, else `<repository>/runs`."""
-    return Path(os.environ.get("NMTSCALE_RUNS", REPOSITORY / "runs"))
+def use_stores(runs_dir: str | Path, results_dir: str | Path) -> None:
+    """Point this process, and the workers it starts, at a run store and a results store (what a chapter's
+    `runs_dir` and `results_dir` parameters name). When retraining, both move under `retrain/`, so the
+    committed records are neither read nor overwritten."""
+    for variable, path in (("NMTSCALE_RUNS", runs_dir), ("NMTSCALE_RESULTS", results_dir)):
+        os.environ[variable] = str(retrain_store(path) if retraining() else Path(path))
+
+
+def retrain_store(path: str | Path) -> Path:
+    """Where a retraining keeps the store that is `path` otherwise: `retrain/<path>`."""
+    path = Path(path)
+    return REPOSITORY / RETRAIN_DIR / (path.relative_to(REPOSITORY) if path.is_absolute() else path)
 
 
 def cache_root() -> Path:
@@ -93,10 +122,34 @@ def load_summary(directory: Path) -> RunSummary | None:
 def run(
     cfg: RunConfig, root: str | Path | None = None, threads: int | None = None, progress: bool | None = None
 ) -> RunSummary:
-    """The summary of the run `cfg`: read at once if it is done, else trained (resuming if interrupted)."""
+    """The summary of the run `cfg`: from its record when the results store has one, else trained in the run
+    store at `root` (resuming if interrupted; a run done there before is read) and recorded."""
     if threads is not None and threads < 1:
         raise ConfigurationError(f"threads must be a positive number of CPU threads, not {threads}")
-    directory = run_dir(cfg, root)
+    summary = recorded_summary(cfg)
+    if summary is None:
+        summary = _trained(cfg, run_dir(cfg, root), threads, progress)
+        record.write_record(summary, threads, results_root())
+    return summary
+
+
+def recorded_summary(cfg: RunConfig) -> RunSummary | None:
+    """The summary in the record of run `cfg`, or None when the results store has none. A record that is
+    damaged, of another engine version, or whose config is not `cfg` is a DataError naming the file."""
+    path = record.record_path(config_hash(cfg), results_root())
+    if not path.exists():
+        return None
+    summary = record.read_record(path)["summary"]
+    if summary.config != json.loads(json.dumps(to_dict(cfg))):
+        raise DataError(
+            f"{path}: its config is not the config of run {path.stem} (edited?); restore it from git or "
+            "delete it to train the run again"
+        )
+    return summary
+
+
+def _trained(cfg: RunConfig, directory: Path, threads: int | None, progress: bool | None) -> RunSummary:
+    """The summary of the run in `directory`: read when the run is done, else trained (resuming)."""
     summary = load_summary(directory)
     if summary is not None:
         if summary.finished:  # a kill between the summary's write and the checkpoint's removal left it
@@ -132,6 +185,55 @@ def run(
         return summary
 
 
+def model_directory(summary: RunSummary) -> Path:
+    """The run directory holding the final model of the finished run `summary`. A run known only from its
+    record (a fresh clone) is trained again first: training is deterministic, so it is the same model."""
+    if not summary.finished:
+        raise ConfigurationError(f"run {summary.run_id} {summary.status}: {summary.reason}; it has no model")
+    directory = runs_root() / summary.run_id
+    if not (directory / MODEL).exists():
+        print(
+            f"run {summary.run_id}: its model is not in {runs_root()} (the results store keeps none); "
+            "training it again",
+            file=sys.stderr,
+        )
+        _trained(from_dict(summary.config), directory, None, None)
+    return directory
+
+
+def tokenizer(summary: RunSummary) -> Tokenizer:
+    """The tokenizer of a run: its run directory's copy, else the same one rebuilt (cached) from its data."""
+    path = runs_root() / summary.run_id / TOKENIZER
+    if path.exists():
+        return Tokenizer(path)
+    return prepare_data(from_dict(summary.config).data, cache_root()).tokenizer
+
+
+def stored_output(summary: RunSummary, name: str, compute: Callable[[Path], Any]) -> Any:
+    """An output of the final model of run `summary`, kept beside its record as `<run id>/<name>.json.gz`:
+    read when stored, else `compute(model_directory)` once and stored (JSON values)."""
+    path = record.output_path(summary.run_id, name, results_root())
+    if not path.exists():
+        record.write_output(path, compute(model_directory(summary)))
+    return record.read_output(path)
+
+
+def translations(
+    summary: RunSummary,
+    texts: Sequence[str],
+    direction: str | None = None,
+    beam_size: int = 1,
+    length_penalty: float = 1.0,
+) -> list[str]:
+    """`translate_texts` with the final model of run `summary`, kept in the results store by the texts'
+    content and the search settings (so equal requests never decode twice, and a reader needs no model)."""
+    request = json.dumps([list(texts), direction, beam_size, length_penalty])
+    name = f"translations-{hashlib.sha256(request.encode()).hexdigest()[:16]}"
+    return stored_output(
+        summary, name, lambda d: translate_texts(d, texts, direction, beam_size, length_penalty)
+    )
+
+
 def _run_job(cfg: RunConfig, root: str | Path | None, threads: int) -> RunSummary:
     """One sweep job; a separate function so that any executor can ship it to a worker."""
     return run(cfg, root, threads, progress=False)
@@ -154,19 +256,39 @@ def sweep(
 ) -> list[RunSummary]:
     """Summaries of every run in `configs`, in input order, training the missing ones in `workers` processes.
 
-    Identical configs are trained once. Each run is an independent job: a worker process that dies (killed,
-    out of memory) breaks the pool, so the sweep starts a new pool for the runs not finished, which resume
-    from their checkpoints; it stops with a SweepError naming them only when pools die twice in a row before
-    any run finishes. Workers end themselves when the sweep's process is gone.
+    Identical configs are trained once; recorded runs are read at once. A progress bar counts the runs to
+    train (with the time left) and a line reports each run as it ends. Each run is an independent job: a
+    worker process that dies (killed, out of memory) breaks the pool, so the sweep starts a new pool for the
+    runs not finished, which resume from their checkpoints; it stops with a SweepError naming them only when
+    pools die twice in a row before any run finishes. Workers end themselves when the sweep's process is gone.
     """
     unique = {config_hash(cfg): cfg for cfg in configs}
+    done: dict[str, RunSummary] = {}
+    for key, cfg in unique.items():
+        summary = recorded_summary(cfg)
+        if summary is not None:
+            done[key] = summary
+    to_train = len(unique) - len(done)
+    # a bar on a terminal; in a log or a notebook, one line per run with the time left
+    bar = tqdm(total=to_train, desc="runs to train", unit="run", disable=None if to_train else True)
+    start = time.perf_counter()
+
+    def finished(key: str, summary: RunSummary) -> None:
+        done[key] = summary
+        bar.update()
+        trained = len(done) - (len(unique) - to_train)
+        left = (time.perf_counter() - start) / trained * (to_train - trained)
+        bar.write(
+            f"[{trained}/{to_train} trained, ~{left / 60:.0f} min left] {_summary_line(summary)}", sys.stderr
+        )
+
     if workers <= 1:
-        done = {key: _run_job(cfg, root, threads_per_run) for key, cfg in unique.items()}
-        return [done[config_hash(cfg)] for cfg in configs]
+        for key, cfg in unique.items():
+            if key not in done:
+                finished(key, _run_job(cfg, root, threads_per_run))
+    fruitless = 0  # pools in a row that died before finishing any run
     # spawn: forked workers would inherit torch's thread pools and locks from this process
     context = multiprocessing.get_context("spawn")
-    done: dict[str, RunSummary] = {}
-    fruitless = 0  # pools in a row that died before finishing any run
     while len(done) < len(unique):
         pending = {key: cfg for key, cfg in unique.items() if key not in done}
         finished_before = len(done)
@@ -177,23 +299,25 @@ def sweep(
             broken = False
             for future in as_completed(futures):
                 try:
-                    done[futures[future]] = future.result()
+                    finished(futures[future], future.result())
                 except BrokenProcessPool:
                     broken = True
         if broken:
             left = [key for key in unique if key not in done]
             fruitless = fruitless + 1 if len(done) == finished_before else 0
             if fruitless == 2:
+                bar.close()
                 raise SweepError(
                     f"sweep stopped: worker processes died (killed, or out of memory?) twice in a row before "
                     f"any run finished; not finished: {left}. The {len(done)} finished runs are stored, and "
                     "running the sweep again resumes the others from their checkpoints"
                 )
-            print(
+            bar.write(
                 f"sweep: a worker process died; restarting the pool for the {len(left)} runs not finished "
                 "(they resume from their checkpoints)",
                 file=sys.stderr,
             )
+    bar.close()
     return [done[config_hash(cfg)] for cfg in configs]
 
 
@@ -248,15 +372,22 @@ def _mapping(value: Any, path: Path, where: str) -> dict[str, Any]:
 
 
 def find_run(name: str) -> Path:
-    """A run directory from a run id, a run directory path, or a run config file."""
+    """The directory holding the final model of a run, from a run id (of the run or results store), a run
+    directory path, or a run config file; a run known only from its record is trained again first."""
     candidate = Path(name)
     if candidate.is_dir():
         return candidate
     if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
-        return run_dir(load_config(candidate))
+        cfg = load_config(candidate)
+        return model_directory(recorded_summary(cfg) or run(cfg))
     if (runs_root() / name).is_dir():
         return runs_root() / name
-    raise ConfigurationError(f"{name}: not a run id in {runs_root()}, a run directory or a run config file")
+    path = record.record_path(name, results_root())
+    if path.exists():
+        return model_directory(record.read_record(path)["summary"])
+    raise ConfigurationError(
+        f"{name}: not a run id in {runs_root()} or {results_root()}, a run directory or a run config file"
+    )
 
 
 def translate_texts(
@@ -288,7 +419,7 @@ def translate_texts(
 def _train_command(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.set)
     summary = run(cfg, threads=args.threads)
-    _print_summary(summary)
+    print(_summary_line(summary))
     return 0 if summary.finished else 1
 
 
@@ -298,7 +429,7 @@ def _sweep_command(args: argparse.Namespace) -> int:
     threads = args.threads or pool["threads_per_run"]
     summaries = sweep(configs, workers, threads)
     for summary in summaries:
-        _print_summary(summary)
+        print(_summary_line(summary))
     return 0 if all(s.finished for s in summaries) else 1
 
 
@@ -310,10 +441,10 @@ def _translate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(summary: RunSummary) -> None:
+def _summary_line(summary: RunSummary) -> str:
     losses = ", ".join(f"{name} {loss:.4f}" for name, loss in summary.final_loss.items())
     status = summary.status if summary.finished else f"{summary.status}: {summary.reason}"
-    print(
+    return (
         f"{summary.run_id}  {status}  steps {summary.steps}  "
         f"non-embedding params {summary.n_params_non_embedding:,}  final loss: {losses or '-'}  "
         f"({summary.wall_time_s:.0f} s on {summary.device})"
@@ -345,8 +476,3 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--length-penalty", type=float, default=1.0, help="beam length normalisation exponent"
     )
     parser.set_defaults(func=_translate_command)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to a temporary file in the same directory, then rename it over `path`."""
-    atomic_write(path, lambda tmp: tmp.write_text(text))

@@ -18,7 +18,7 @@ import pandas as pd
 
 from nmtscale.config import RunConfig, config_hash, override
 from nmtscale.counting import parameter_counts
-from nmtscale.train import RunSummary
+from nmtscale.record import RunSummary
 
 # A model that belongs to several families is labelled by the first of these that contains it: the baseline
 # is part of encoder and decoder scaling, and a symmetric model equal to one of those is not out-of-sample.

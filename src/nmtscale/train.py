@@ -22,7 +22,7 @@ import random
 import statistics
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from nmtscale.errors import DataError
 from nmtscale.flops import training_flops_per_target_token
 from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig, NMTModel, build_model
+from nmtscale.record import RunSummary, atomic_write
 from nmtscale.tokenizer import PAD
 
 CHECKPOINT = "checkpoint.pt"
@@ -48,47 +49,6 @@ DIVERGENCE_FACTOR = 3
 MODEL = "model.pt"
 METRICS_LOG = "metrics.jsonl"
 DECODE_BATCH_SENTENCES = 64
-
-
-@dataclass
-class RunSummary:
-    """What a run measured; stored as `summary.json` in its run directory. Test sets are keyed 'en-de/dev'."""
-
-    run_id: str  # the config hash, also the run directory's name
-    status: str  # "finished" or "failed"
-    reason: str | None  # why a failed run failed
-    config: dict[str, Any]  # the canonical config (`nmtscale.config.to_dict`)
-    steps: int  # updates done
-    final_loss: dict[str, float]  # median test loss over the last eval.final_fraction of training
-    averaged_loss: dict[str, float] | None  # test loss of the averaged checkpoints (train.average_last > 0)
-    # one point per evaluation: step, target_tokens, train_objective (mean since the previous point),
-    # test_loss per test set and, every eval.decode_interval updates, translation scores
-    curves: list[dict[str, Any]]
-    n_params: int
-    n_params_non_embedding: int  # the papers' N
-    flops_per_target_token: float  # training FLOPs at the mean training sentence lengths
-    training_flops: float
-    tokens_seen: dict[str, int]  # target tokens (with EOS) trained on, per direction
-    wall_time_s: float  # time in the training loop, summed over resumptions
-    device: str
-    translation: dict[str, dict[str, Any]] | None = None  # BLEU, chrF, off-target rate of the final model
-    test_set_sizes: dict[str, int] = field(default_factory=dict)  # sentences per test set
-
-    @property
-    def finished(self) -> bool:
-        return self.status == "finished"
-
-    def test_set_keys(self) -> list[str]:
-        """Every test set the run evaluates ('en-de/dev'), also for a failed run that has no final loss."""
-        keys = list(self.final_loss) or list(self.test_set_sizes)
-        return keys or sorted({key for point in self.curves for key in point["test_loss"]})
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=1)
-
-    @classmethod
-    def from_json(cls, text: str) -> RunSummary:
-        return cls(**json.loads(text))
 
 
 def test_set_key(test_set: TestSet) -> str:
@@ -221,6 +181,17 @@ class MetricsLog:
         if self.path.exists():
             kept = [r for r in read_metrics(self.path) if r.get("step", 0) <= step]
             atomic_write(self.path, lambda tmp: tmp.write_text("".join(json.dumps(r) + "\n" for r in kept)))
+
+
+def median_tokens_per_second(records: Sequence[dict[str, Any]], skip_fraction: float = 0.1) -> float | None:
+    """Median training throughput (target tokens/s) in a metrics log's records, after the first
+    `skip_fraction` of the updates (warm-up of caches and allocators); None when there are no updates."""
+    speeds = [(r["step"], r["tokens_per_s"]) for r in records if r.get("event") == "train"]
+    if not speeds:
+        return None
+    last = max(step for step, _ in speeds)
+    kept = [speed for step, speed in speeds if step > skip_fraction * last] or [s for _, s in speeds]
+    return float(statistics.median(kept))
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -501,7 +472,11 @@ class Trainer:
             device=str(self.device),
             translation=translation,
             test_set_sizes={test_set_key(t): len(t.examples) for t in self.data.test_sets},
+            tokens_per_s=self.median_tokens_per_second(),
         )
+
+    def median_tokens_per_second(self) -> float | None:
+        return median_tokens_per_second(read_metrics(self.log.path) if self.log.path.exists() else [])
 
     def save_checkpoint(self, path: Path) -> None:
         checkpoint = {
@@ -590,10 +565,3 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"].cpu())
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
-
-
-def atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
-    """`write(tmp)` a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    os.replace(tmp, path)

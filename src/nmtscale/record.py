@@ -1,0 +1,222 @@
+"""What a finished run leaves behind for the analyses: its `RunSummary`, its record in the results store, and
+the outputs later computed from its final model.
+
+The results store (`<repository>/results`, committed; `nmtscale.runs.results_root`) holds one record per
+done run, `<run id>.json`: the summary (canonical config, final losses, curves, parameter and FLOP counts,
+tokens seen, wall time), the engine version and the provenance of the machine that trained it. Outputs
+computed from a run's final model (translations, re-evaluations) live beside it, gzip-compressed, in
+`<run id>/<name>.json.gz`. `results/README.md` documents every field.
+
+`ENGINE_VERSION` enters every run id: a record is only valid for the training code that produced it. Bump it
+whenever a change to the model, trainer, batching or data code moves training numerics (the golden-run test,
+`tests/test_golden_run.py`, fails until you do).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import gzip
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nmtscale.errors import DataError
+
+ENGINE_VERSION = 2  # 1: every run trained before the results store (its run ids did not hold a version)
+RECORD_FORMAT = 1
+REPOSITORY = Path(__file__).resolve().parents[2]
+RETRAIN_DIR = "retrain"  # the scratch stores of NMTSCALE_RETRAIN=1
+RECORD_KEYS = ("engine_version", "format", "provenance", "run_id", "summary")
+
+
+@dataclass
+class RunSummary:
+    """What a run measured; stored as `summary.json` in its run directory. Test sets are keyed 'en-de/dev'."""
+
+    run_id: str  # the config hash, also the run directory's name
+    status: str  # "finished" or "failed"
+    reason: str | None  # why a failed run failed
+    config: dict[str, Any]  # the canonical config (`nmtscale.config.to_dict`)
+    steps: int  # updates done
+    final_loss: dict[str, float]  # median test loss over the last eval.final_fraction of training
+    averaged_loss: dict[str, float] | None  # test loss of the averaged checkpoints (train.average_last > 0)
+    # one point per evaluation: step, target_tokens, train_objective (mean since the previous point),
+    # test_loss per test set and, every eval.decode_interval updates, translation scores
+    curves: list[dict[str, Any]]
+    n_params: int
+    n_params_non_embedding: int  # the papers' N
+    flops_per_target_token: float  # training FLOPs at the mean training sentence lengths
+    training_flops: float
+    tokens_seen: dict[str, int]  # target tokens (with EOS) trained on, per direction
+    wall_time_s: float  # time in the training loop, summed over resumptions
+    device: str
+    translation: dict[str, dict[str, Any]] | None = None  # BLEU, chrF, off-target rate of the final model
+    test_set_sizes: dict[str, int] = field(default_factory=dict)  # sentences per test set
+    # median training throughput (target tokens/s) after the first 10% of the updates; None before any update
+    tokens_per_s: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    def test_set_keys(self) -> list[str]:
+        """Every test set the run evaluates ('en-de/dev'), also for a failed run that has no final loss."""
+        keys = list(self.final_loss) or list(self.test_set_sizes)
+        return keys or sorted({key for point in self.curves for key in point["test_loss"]})
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSummary:
+        return cls(**json.loads(text))
+
+
+def atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
+    """`write(tmp)` a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to a temporary file in the same directory, then rename it over `path`."""
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The results store
+
+
+def retraining() -> bool:
+    """True when `NMTSCALE_RETRAIN` asks to train every run again, into the scratch stores."""
+    return os.environ.get("NMTSCALE_RETRAIN", "").lower() not in ("", "0", "false")
+
+
+def runs_root() -> Path:
+    """Where run directories live: `$NMTSCALE_RUNS`, else `<repository>/runs` (`retrain/runs` when
+    retraining)."""
+    default = REPOSITORY / RETRAIN_DIR / "runs" if retraining() else REPOSITORY / "runs"
+    return Path(os.environ.get("NMTSCALE_RUNS", default))
+
+
+def results_root() -> Path:
+    """Where run records live: `$NMTSCALE_RESULTS`, else `<repository>/results` (`retrain/results` when
+    retraining)."""
+    default = REPOSITORY / RETRAIN_DIR / "results" if retraining() else REPOSITORY / "results"
+    return Path(os.environ.get("NMTSCALE_RESULTS", default))
+
+
+def record_path(run_id: str, root: str | Path) -> Path:
+    return Path(root) / f"{run_id}.json"
+
+
+def provenance(threads: int | None) -> dict[str, Any]:
+    """The machine and software that trained a run (written when its record is)."""
+    import torch  # only here: reading records must not need torch's import time
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {
+        "cpu": cpu_model(),
+        "gpu": gpu,
+        "threads": threads,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": f"{sys.platform}-{platform.machine()}",
+        "recorded": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux), else what `platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def write_record(summary: RunSummary, threads: int | None, root: str | Path) -> Path:
+    """Write the record of a done run (atomically; an existing record of the same run is replaced)."""
+    path = record_path(summary.run_id, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "format": RECORD_FORMAT,
+        "run_id": summary.run_id,
+        "engine_version": ENGINE_VERSION,
+        "provenance": provenance(threads),
+        "summary": dataclasses.asdict(summary),
+    }
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_record(path: Path, engine_version: int | None = ENGINE_VERSION) -> dict[str, Any]:
+    """The record at `path`, checked: readable JSON of the record format, its run id the file's name and its
+    summary's, and (unless `engine_version` is None) written by this engine version. Anything else is a
+    DataError naming the file: a damaged record is never used."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or sorted(record) != sorted(RECORD_KEYS):
+            keys = sorted(record) if isinstance(record, dict) else type(record).__name__
+            raise ValueError(f"expected the keys {list(RECORD_KEYS)}, found {keys}")
+        if record["format"] != RECORD_FORMAT:
+            raise ValueError(f"record format {record['format']!r}; this code reads format {RECORD_FORMAT}")
+        summary = RunSummary(**record["summary"])
+    except (ValueError, TypeError, UnicodeDecodeError) as err:
+        raise DataError(
+            f"{path}: not a readable run record ({type(err).__name__}: {err}); restore it from git "
+            "(`git checkout -- <file>`) or delete it to train the run again"
+        ) from None
+    if not (record["run_id"] == summary.run_id == path.stem):
+        raise DataError(
+            f"{path}: holds run {record['run_id']!r} (summary: {summary.run_id!r}), not {path.stem!r} "
+            "(copied or renamed?); delete it to train the run again"
+        )
+    if engine_version is not None and record["engine_version"] != engine_version:
+        raise DataError(
+            f"{path}: written by engine version {record['engine_version']}, and this code is engine version "
+            f"{engine_version}; its numbers are not this code's. Delete it to train the run again"
+        )
+    record["summary"] = summary
+    return record
+
+
+def iter_records(root: str | Path, engine_version: int | None = None) -> Iterator[dict]:
+    """Every record of the store at `root`, in run id order (each checked by `read_record`)."""
+    for path in sorted(Path(root).glob("*.json")):
+        yield read_record(path, engine_version)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Outputs of a run's final model, stored beside its record
+
+
+def output_path(run_id: str, name: str, root: str | Path) -> Path:
+    return Path(root) / run_id / f"{name}.json.gz"
+
+
+def read_output(path: Path) -> Any:
+    """A stored output; a damaged file is a DataError naming it."""
+    try:
+        return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, EOFError, ValueError, UnicodeDecodeError) as err:
+        raise DataError(
+            f"{path}: not a readable output ({type(err).__name__}: {err}); delete it to compute it again"
+        ) from None
+
+
+def write_output(path: Path, value: Any) -> None:
+    """Store `value` (JSON) gzip-compressed with a fixed timestamp, so equal outputs are equal files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = gzip.compress(json.dumps(value, sort_keys=True).encode("utf-8"), mtime=0)
+    atomic_write(path, lambda tmp: tmp.write_bytes(payload))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nmtscale import book, charts
+from nmtscale import book, charts, results
 from nmtscale.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +56,7 @@ def tiny_book(tmp_path):
         workers = 1
         threads_per_run = 1
         runs_dir = "runs"
+        results_dir = "results"
         fail = False
 
         # %%
@@ -69,7 +70,10 @@ def tiny_book(tmp_path):
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "tiny.py").write_text(source)
     (tmp_path / "params" / "tiny").mkdir(parents=True)
-    write_params(tmp_path, "scale: smoke\nseed: 3\nworkers: 1\nthreads_per_run: 1\nruns_dir: runs\n")
+    write_params(
+        tmp_path,
+        "scale: smoke\nseed: 3\nworkers: 1\nthreads_per_run: 1\nruns_dir: runs\nresults_dir: results\n",
+    )
     return tmp_path
 
 
@@ -82,7 +86,14 @@ def write_params(root: Path, text: str) -> Path:
 def test_params_file_and_overrides_fill_the_parameters_cell(tiny_book):
     assert book.parameters_cell_names("tiny", tiny_book) == [*book.SHARED_PARAMETERS, "fail"]
     params = book.load_parameters("tiny", "smoke", {"seed": 7}, tiny_book)
-    assert params == {"scale": "smoke", "seed": 7, "workers": 1, "threads_per_run": 1, "runs_dir": "runs"}
+    assert params == {
+        "scale": "smoke",
+        "seed": 7,
+        "workers": 1,
+        "threads_per_run": 1,
+        "runs_dir": "runs",
+        "results_dir": "results",
+    }
 
 
 @pytest.mark.parametrize(
@@ -94,7 +105,7 @@ def test_params_file_and_overrides_fill_the_parameters_cell(tiny_book):
         ),
         ("scale: smoke\nseed: 1\n", r"smoke.yaml: missing key 'workers'"),
         (
-            "scale: cpu\nseed: 1\nworkers: 1\nthreads_per_run: 1\nruns_dir: r\n",
+            "scale: cpu\nseed: 1\nworkers: 1\nthreads_per_run: 1\nruns_dir: r\nresults_dir: s\n",
             r"key 'scale' is 'cpu', expected",
         ),
         ("- a list\n", r"smoke.yaml: expected a mapping"),
@@ -191,6 +202,23 @@ def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
     chart_tags = ("svg", "canvas")
     assert book.count_rendered(book.chromium_dom(with_bundle), charts.CHART_CLASS, chart_tags) == (1, 1)
     assert book.count_rendered(book.chromium_dom(without_bundle), charts.CHART_CLASS, chart_tags) == (1, 0)
+
+
+@pytest.mark.book
+def test_reproduce_retrains_a_chapter_into_retrain_and_compares_the_stores():
+    """`make reproduce` at smoke scale for one chapter: the chapter runs from its recorded results, then
+    `book run --retrain` trains every run again under retrain/ and compares; on one machine training is
+    deterministic, so every run reproduces to well under a seed standard deviation."""
+    chapter = ["--scale", "smoke", "--chapter", "04_multilingual_laws"]
+    for retrain in ([], ["--retrain"]):
+        command = [sys.executable, "-m", "nmtscale", "book", "run", *chapter, *retrain]
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "results compare _build/smoke/results" in result.stdout
+    stores = ROOT / "_build" / "smoke" / "results", ROOT / "retrain" / "_build" / "smoke" / "results"
+    comparison = results.compare(*stores, noise=0.01)
+    assert len(comparison) > 0 and comparison["difference"].abs().max() < 1e-3
+    shutil.rmtree(ROOT / "retrain" / "_build" / "smoke")
 
 
 @pytest.mark.book

@@ -498,7 +498,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--retrain",
         action="store_true",
-        help="train every run again into retrain/ (ignoring the recorded results), then compare the two stores",
+        help="train every run again into retrain/ (recorded results ignored), then compare the two stores",
     )
     run.set_defaults(func=_cmd_run)
 

@@ -102,15 +102,29 @@ def retraining() -> bool:
 def runs_root() -> Path:
     """Where run directories live: `$NMTSCALE_RUNS`, else `<repository>/runs` (`retrain/runs` when
     retraining)."""
-    default = REPOSITORY / RETRAIN_DIR / "runs" if retraining() else REPOSITORY / "runs"
-    return Path(os.environ.get("NMTSCALE_RUNS", default))
+    return _store_root("NMTSCALE_RUNS", "runs")
 
 
 def results_root() -> Path:
     """Where run records live: `$NMTSCALE_RESULTS`, else `<repository>/results` (`retrain/results` when
     retraining)."""
-    default = REPOSITORY / RETRAIN_DIR / "results" if retraining() else REPOSITORY / "results"
-    return Path(os.environ.get("NMTSCALE_RESULTS", default))
+    return _store_root("NMTSCALE_RESULTS", "results")
+
+
+def _store_root(variable: str, name: str) -> Path:
+    default = retrain_store(name) if retraining() else REPOSITORY / name
+    return Path(os.environ.get(variable, default))
+
+
+def retrain_store(path: str | Path) -> Path:
+    """Where a retraining keeps the store that is `path` otherwise: `retrain/<path>` for a store in the
+    repository (or a relative path), `<path>-retrain` beside a store elsewhere."""
+    path = Path(path)
+    if not path.is_absolute():
+        return REPOSITORY / RETRAIN_DIR / path
+    if path.is_relative_to(REPOSITORY):
+        return REPOSITORY / RETRAIN_DIR / path.relative_to(REPOSITORY)
+    return path.with_name(f"{path.name}-retrain")
 
 
 def record_path(run_id: str, root: str | Path) -> Path:

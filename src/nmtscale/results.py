@@ -100,11 +100,12 @@ def compare(a: str | Path, b: str | Path, noise: float | None = None) -> pd.Data
     stds = seed_std(left) if noise is None else None
     rows = []
     right = right.set_index("run_id")
+    columns = loss_columns(left.dropna(axis=1, how="all"))
     for _, run in left.iterrows():
         if run["run_id"] not in right.index:
             continue
         other = right.loc[run["run_id"]]
-        for column in loss_columns(left.dropna(axis=1, how="all")):
+        for column in columns:
             test_set = column.removeprefix("loss.")
             std = noise if noise is not None else stds.get(test_set, math.nan)
             difference = other.get(column, math.nan) - run[column]

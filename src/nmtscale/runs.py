@@ -55,10 +55,10 @@ from nmtscale.data import check_lengths, encode_sources, prepare_data, uses_targ
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest
 from nmtscale.record import (
     REPOSITORY,
-    RETRAIN_DIR,
     RunSummary,
     atomic_write_text,
     results_root,
+    retrain_store,
     retraining,
     runs_root,
 )
@@ -77,12 +77,6 @@ def use_stores(runs_dir: str | Path, results_dir: str | Path) -> None:
     committed records are neither read nor overwritten."""
     for variable, path in (("NMTSCALE_RUNS", runs_dir), ("NMTSCALE_RESULTS", results_dir)):
         os.environ[variable] = str(retrain_store(path) if retraining() else Path(path))
-
-
-def retrain_store(path: str | Path) -> Path:
-    """Where a retraining keeps the store that is `path` otherwise: `retrain/<path>`."""
-    path = Path(path)
-    return REPOSITORY / RETRAIN_DIR / (path.relative_to(REPOSITORY) if path.is_absolute() else path)
 
 
 def cache_root() -> Path:

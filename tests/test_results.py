@@ -90,9 +90,9 @@ def test_outputs_are_kept_with_the_record_and_a_missing_model_is_trained_again(s
     first = runs.translations(summary, texts, "en-de")
     assert len(first) == 2 and list((runs.results_root() / summary.run_id).glob("translations-*.json.gz"))
     shutil.rmtree(runs.run_dir(cfg))
-    monkeypatch.setattr(runs, "translate_texts", lambda *a: pytest.fail("a kept output was decoded again"))
-    assert runs.translations(summary, texts, "en-de") == first  # no model needed
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # only this patch ends with the block, not the stores' variables
+        patched.setattr(runs, "translate_texts", lambda *a: pytest.fail("a kept output was decoded again"))
+        assert runs.translations(summary, texts, "en-de") == first  # no model needed
     assert len(runs.translations(summary, texts, "en-de", beam_size=2)) == 2  # a new output: trained again
     assert (runs.run_dir(cfg) / "model.pt").exists()
     output = next((runs.results_root() / summary.run_id).glob("translations-*.json.gz"))

@@ -20,10 +20,8 @@ import dataclasses
 import hashlib
 import json
 import math
-import multiprocessing
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nmtscale import fitting, laws, runs, uncertainty
+from nmtscale import fitting, laws, pool, runs, uncertainty
 from nmtscale.config import RunConfig, config_hash, override
 from nmtscale.counting import lm_deep_config, lm_wide_config, parameter_counts
 from nmtscale.data import ExperimentData, encode_pairs, split_direction, uses_target_tags
@@ -318,22 +316,11 @@ def _evaluate_model(run_directory: Path, summary: RunSummary, request: EvalReque
     return result
 
 
-def _evaluate_job(summary: RunSummary, request: EvalRequest, threads: int) -> dict[str, Any]:
-    torch.set_num_threads(threads)
-    return evaluate_stored(summary, request)
-
-
 def evaluate_runs(
     summaries: Sequence[RunSummary], request: EvalRequest, workers: int = 1, threads: int = 1
 ) -> list[dict[str, Any]]:
-    """`evaluate_stored` for every run, in `workers` processes; results in input order."""
-    if workers <= 1:
-        return [_evaluate_job(s, request, threads) for s in summaries]
-    context = multiprocessing.get_context("spawn")  # as runs.sweep: no inherited torch thread pools
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(
-            pool.map(_evaluate_job, summaries, [request] * len(summaries), [threads] * len(summaries))
-        )
+    """`evaluate_stored` for every run, in `workers` processes of `threads` torch threads; in input order."""
+    return pool.parallel_map(evaluate_stored, [(s, request) for s in summaries], workers, threads)
 
 
 def stored_table(

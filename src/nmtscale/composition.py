@@ -21,10 +21,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-import multiprocessing
 import random
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,9 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-import torch
 
-from nmtscale import corpus, fitting, runs
+from nmtscale import corpus, fitting, pool, runs
 from nmtscale.bivariate import Analysis
 from nmtscale.config import RunConfig, override
 from nmtscale.counting import parameter_counts
@@ -271,17 +268,8 @@ def synthetic_sets(
 ) -> list[SyntheticSet]:
     """`synthetic_set` for every (name, kind, teacher run), `workers` teachers decoding at a time in separate
     processes with one torch thread each (as the training sweep runs)."""
-    if workers <= 1:
-        return [synthetic_set(name, kind, t, n_train, n_heldout, root) for name, kind, t in requests]
-    context = multiprocessing.get_context("spawn")  # as runs.sweep: no inherited torch thread pools
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=torch.set_num_threads, initargs=(1,)
-    ) as pool:
-        futures = [
-            pool.submit(synthetic_set, name, kind, t, n_train, n_heldout, Path(root))
-            for name, kind, t in requests
-        ]
-        return [future.result() for future in futures]
+    arguments = [(name, kind, teacher, n_train, n_heldout, Path(root)) for name, kind, teacher in requests]
+    return pool.parallel_map(synthetic_set, arguments, workers)
 
 
 def mono_sample(lang: str, n: int) -> list[str]:

@@ -24,14 +24,12 @@ import fcntl
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from nmtscale import record
+from nmtscale import pool, record
 from nmtscale.config import (
     RunConfig,
     config_hash,
@@ -233,18 +231,6 @@ def _run_job(cfg: RunConfig, root: str | Path | None, threads: int) -> RunSummar
     return run(cfg, root, threads, progress=False)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """Worker initialiser: end this worker when the sweep's process is gone (killed, or ended), instead of
-    training on as an orphan; its run resumes from its checkpoint next time."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def sweep(
     configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: str | Path | None = None
 ) -> list[RunSummary]:
@@ -281,16 +267,18 @@ def sweep(
             if key not in done:
                 finished(key, _run_job(cfg, root, threads_per_run))
     fruitless = 0  # pools in a row that died before finishing any run
-    # spawn: forked workers would inherit torch's thread pools and locks from this process
-    context = multiprocessing.get_context("spawn")
     while len(done) < len(unique):
         pending = {key: cfg for key, cfg in unique.items() if key not in done}
         finished_before = len(done)
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {pool.submit(_run_job, cfg, root, threads_per_run): key for key, cfg in pending.items()}
-            broken = False
+        broken = False
+        with pool.spawn_pool(workers, threads_per_run) as workers_pool:
+            futures = {}
+            for key, cfg in pending.items():
+                try:
+                    futures[workers_pool.submit(_run_job, cfg, root, threads_per_run)] = key
+                except BrokenProcessPool:  # a worker died while the runs were still being handed out
+                    broken = True
+                    break
             for future in as_completed(futures):
                 try:
                     finished(futures[future], future.result())

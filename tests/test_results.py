@@ -141,3 +141,14 @@ def test_table_and_compare_report_differences_in_seed_standard_deviations(
     assert main(["results", "table", "--store", str(original), "--output", str(tmp_path / "runs.csv")]) == 0
     assert (tmp_path / "runs.csv").read_text().count("\n") == 4
     assert main(["results", "compare", str(original), str(tmp_path / "empty")]) == 2
+
+
+def test_every_committed_record_and_output_reads_at_this_engine_version():
+    """The committed store is what `make all` reads: each record must be whole, named by its run id and of
+    this engine version (bumping the version retires the old records: they are removed, and the chapters
+    record their runs again), and each stored output must belong to a recorded run and read back."""
+    root = record.REPOSITORY / "results"
+    run_ids = {r["run_id"] for r in record.iter_records(root, record.ENGINE_VERSION)}
+    for path in root.glob("*/*.json.gz"):
+        assert path.parent.name in run_ids, f"{path}: an output of no recorded run"
+        record.read_output(path)

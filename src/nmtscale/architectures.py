@@ -40,7 +40,7 @@ from nmtscale.metrics import bleu, chrf, off_target_rate
 from nmtscale.model import ModelConfig
 from nmtscale.record import RunSummary
 from nmtscale.sweeps import last_fraction_slope
-from nmtscale.tokenizer import UNK, Tokenizer
+from nmtscale.tokenizer import UNK
 from nmtscale.train import evaluate_loss, load_trained_model, translate_ids
 
 ARCH_NAMES = {
@@ -271,7 +271,7 @@ def evaluate_stored(summary: RunSummary, request: EvalRequest) -> dict[str, Any]
 
 def _evaluate_model(run_directory: Path, summary: RunSummary, request: EvalRequest) -> dict[str, Any]:
     directions = summary.config["data"]["directions"]
-    tokenizer = Tokenizer(run_directory / runs.TOKENIZER)
+    tokenizer = runs.tokenizer(summary)
     model = load_trained_model(run_directory, torch.device("cpu"))
     logit_cap = summary.config["train"]["logit_cap"]
     result: dict[str, list] = {"buckets": [], "translation": []}

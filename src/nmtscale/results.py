@@ -108,13 +108,14 @@ def compare(a: str | Path, b: str | Path, noise: float | None = None) -> pd.Data
         for column in columns:
             test_set = column.removeprefix("loss.")
             std = noise if noise is not None else stds.get(test_set, math.nan)
-            difference = other.get(column, math.nan) - run[column]
+            loss_b = other.get(column, math.nan)
+            difference = loss_b - run[column]
             rows.append(
                 {
                     "run_id": run["run_id"],
                     "test_set": test_set,
                     "loss_a": run[column],
-                    "loss_b": other.get(column, math.nan),
+                    "loss_b": loss_b,
                     "difference": difference,
                     "seed_std": std,
                     "seed_stds": difference / std if std and np.isfinite(std) else math.nan,

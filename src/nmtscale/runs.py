@@ -361,7 +361,7 @@ def find_run(name: str) -> Path:
         return candidate
     if candidate.suffix in (".yaml", ".yml") and candidate.is_file():
         cfg = load_config(candidate)
-        return model_directory(recorded_summary(cfg) or run(cfg))
+        return model_directory(run(cfg))
     if (runs_root() / name).is_dir():
         return runs_root() / name
     path = record.record_path(name, results_root())

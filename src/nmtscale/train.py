@@ -472,11 +472,10 @@ class Trainer:
             device=str(self.device),
             translation=translation,
             test_set_sizes={test_set_key(t): len(t.examples) for t in self.data.test_sets},
-            tokens_per_s=self.median_tokens_per_second(),
+            tokens_per_s=median_tokens_per_second(
+                read_metrics(self.log.path) if self.log.path.exists() else []
+            ),
         )
-
-    def median_tokens_per_second(self) -> float | None:
-        return median_tokens_per_second(read_metrics(self.log.path) if self.log.path.exists() else [])
 
     def save_checkpoint(self, path: Path) -> None:
         checkpoint = {

@@ -22,8 +22,8 @@ import time
 import torch
 from throughput import compare_training, matmul_peak, random_examples, reference_config
 
-from nmtscale.batching import BatchStream
-from nmtscale.model import Dropout, build_model
+from nmtscale.engine.batching import BatchStream
+from nmtscale.engine.model import Dropout, build_model
 
 
 def nanoseconds_per_element(operation, tensor: torch.Tensor, repeats: int = 5) -> float:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from nmtscale import fitting, laws, reference
+from nmtscale import laws
+from nmtscale.laws import fitting, reference
 
 
 def main() -> None:

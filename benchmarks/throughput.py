@@ -7,11 +7,11 @@ For three reference encoder-decoders (d_model 64, 128, 256; 4+4 layers, d_ff = 4
 vocabulary 8000, pre-norm, dropout 0.1) it trains on the same length-bucketed batches of random token data
 (lengths drawn log-normally: median 12 tokens, a long tail to 120) and prints training target tokens/s, the
 real-token fraction of the batches, achieved FLOP/s (analytic matmul FLOPs of the padded batches,
-`nmtscale.flops`) and that as a fraction of the fp32 matmul peak measured at the start of the same run; the
-same for `torch.nn.Transformer` at equal dimensions, the two taking turns batch by batch. Then beam-4 decoding
-sentences/s for the d=128 model. Other jobs on the machine compete for its cores: compare the rows of one run
-rather than across runs, and on a busy machine use --threads 1 (two threads that wait for each other at
-every operation lose most of their time when the cores are oversubscribed).
+`nmtscale.engine.flops`) and that as a fraction of the fp32 matmul peak measured at the start of the same
+run; the same for `torch.nn.Transformer` at equal dimensions, the two taking turns batch by batch. Then
+beam-4 decoding sentences/s for the d=128 model. Other jobs on the machine compete for its cores: compare the
+rows of one run rather than across runs, and on a busy machine use --threads 1 (two threads that wait for
+each other at every operation lose most of their time when the cores are oversubscribed).
 
 On a GPU (`--device cuda`, the default where torch sees one) both models train under the trainer's bf16
 autocast and the peak is that of bf16 matrix products; batches of 2k tokens leave an H100 waiting on kernel
@@ -32,10 +32,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from nmtscale.batching import BatchStream, Example, eval_batches
-from nmtscale.flops import forward_flops
-from nmtscale.model import DROPOUT_MASKS, PAD, ModelConfig, attention_kernels, build_model
-from nmtscale.search import beam_search
+from nmtscale.engine.batching import BatchStream, Example, eval_batches
+from nmtscale.engine.flops import forward_flops
+from nmtscale.engine.model import DROPOUT_MASKS, PAD, ModelConfig, attention_kernels, build_model
+from nmtscale.engine.search import beam_search
 from nmtscale.train import autocast, pick_device
 
 VOCAB = 8000

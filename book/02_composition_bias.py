@@ -115,8 +115,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import bivariate, book, charts, composition, corpus, metrics, runs, sweeps
+from nmtscale import book, charts, corpus, runs
 from nmtscale.config import override
+from nmtscale.engine import metrics
+from nmtscale.studies import bivariate, claims, composition, sweeps
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
@@ -708,7 +710,7 @@ charts.scaling_chart(
 # %% [markdown]
 # ## Claims, our measurements, verdicts
 #
-# Each verdict follows the rule in the last column, applied to the tables above (part A at chapter 1's
+# Each verdict follows the rule in its row, applied to the tables above (part A at chapter 1's
 # 800-update budget; parts B and C as trained here).
 
 # %%
@@ -726,7 +728,7 @@ chance = copy_baseline.rename(
     columns={"unrelated_bleu": "chance_bleu", "unrelated_similarity": "chance_similarity"}
 )[["direction", "test_set", "chance_bleu", "chance_similarity"]]
 print(f"student noise level {noise:.4f} nats per character")
-verdicts = composition.claims(
+chapter_claims = composition.claims(
     threshold,
     comp,
     slopes,
@@ -740,8 +742,7 @@ verdicts = composition.claims(
     quality,
     chance,
 )
-with pd.option_context("display.max_colwidth", 300):
-    display(verdicts.style.hide(axis="index"))
+claims.show(chapter_claims)
 
 # %% [markdown]
 # ### The numbers behind the verdicts

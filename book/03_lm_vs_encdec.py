@@ -87,7 +87,7 @@ eval_points = 2  # evaluations per language-model run (the last one is the final
 encdec_eval_points = 5  # chapter 1's schedule; evaluating draws no random numbers, training is the same
 final_fraction = 0.1
 # Variant -> EncDec sizes (layers per side) it is matched to. 'x+deep': twice the layers of that EncDec,
-# 'x+wide': its depth with a wider feed-forward layer (nmtscale.counting.lm_deep_config / lm_wide_config).
+# 'x+wide': its depth with a wider feed-forward layer (engine.counting.lm_deep_config / lm_wide_config).
 variants = {
     "encdec": [1, 2, 3, 4],
     "prefixlm+deep": [1, 2, 3],
@@ -131,10 +131,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import architectures as arch
-from nmtscale import bivariate, charts, corpus, runs
+from nmtscale import charts, corpus, runs
 from nmtscale.config import override
-from nmtscale.data import prepare_data
+from nmtscale.engine.data import prepare_data
+from nmtscale.studies import architectures as arch
+from nmtscale.studies import bivariate, claims
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
@@ -147,8 +148,8 @@ started = time.perf_counter()
 # %% [markdown]
 # ## A. Bilingual scaling on English→German and English→French
 #
-# One base configuration fixes width, data and training; `nmtscale.architectures.architecture_plan` builds,
-# for each EncDec size (k encoder and k decoder layers), the language models matched to it. Every
+# One base configuration fixes width, data and training; `nmtscale.studies.architectures.architecture_plan`
+# builds, for each EncDec size (k encoder and k decoder layers), the language models matched to it. Every
 # architecture and size is trained on each language pair of `pairs`, as the paper does with En-Fr and En-Zh
 # (Fig. 2); each pair is evaluated on the test sets it has (French has no French-original test set).
 
@@ -238,10 +239,10 @@ noise.pivot_table(index=["group", "size"], columns="test_set", values="std")[TES
 # %% [markdown]
 # ### Loss by source length, and translations, from the stored models
 #
-# Every final model is evaluated again on its pair's test sets split by source
-# length into thirds (short, medium, long: boundaries in source words over all of the pair's test sets), and
-# translates the first sentences of each set greedily for BLEU (`nmtscale.architectures.evaluate_stored`,
-# kept with the run's record in the results store).
+# Every final model is evaluated again on its pair's test sets split by source length into thirds (short,
+# medium, long: boundaries in source words over all of the pair's test sets), and translates the first
+# sentences of each set greedily for BLEU (`architectures.evaluate_stored`, kept with the run's record in the
+# results store).
 
 # %%
 bucket_frames, translation_frames = [], []
@@ -422,7 +423,7 @@ exponents[
 # %% [markdown]
 # ## Compute: FLOPs per token and measured speed (Fig. 7)
 #
-# Analytic matmul FLOPs per target token (`nmtscale.flops`, checked against torch's flop counter in the
+# Analytic matmul FLOPs per target token (`nmtscale.engine.flops`, checked against torch's flop counter in the
 # tests) at the mean training sentence lengths of the first pair; training is three forward passes,
 # inference one (a CausalLM computes no source logits at inference). Measured: the median training
 # throughput of each of the first pair's runs (target tokens/s, one thread, two runs side by side) and greedy
@@ -472,7 +473,7 @@ compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
 # `<2xx>` on the source names the target language and directions are sampled with temperature
 # `ml_temperature` over their sizes. German↔French, German↔Chinese and French↔Chinese are never trained on
 # (zero-shot) and are evaluated on the four-way test sets. Off-target rate: the share of translations whose
-# language (offline identification, `nmtscale.langid`) is not the requested one.
+# language (offline identification, `nmtscale.engine.langid`) is not the requested one.
 #
 # **Chinese in a small vocabulary.** The CPU budget needs a vocabulary of a few thousand pieces (the softmax
 # dominates a width-16 model), too few for the Chinese characters next to three alphabetic languages. Without
@@ -622,13 +623,11 @@ transfer.pivot_table(index=["size", "variant"], columns="group", values=["loss",
 # Each model was trained once, so a difference between two models counts when it exceeds twice its standard
 # deviation under seed noise, $2\sqrt{2}\,\sigma_\text{seed}$; a change of a gap between two sizes (four
 # runs) when it exceeds $4\,\sigma_\text{seed}$. Bilingual losses are averaged over the three test sets; the
-# multilingual ones borrow the bilingual seed noise. The last column gives each rule.
+# multilingual ones borrow the bilingual seed noise. Each row gives its rule and noise level.
 
 # %%
 noise_threshold = 2 * np.sqrt(2) * seed_std
-verdicts = arch.claims(table, seed_std, exponents, settings, compute, ml, transfer)
-with pd.option_context("display.max_colwidth", 250):
-    display(verdicts.style.hide(axis="index"))
+claims.show(arch.claims(table, seed_std, exponents, settings, compute, ml, transfer))
 
 # %% [markdown]
 # ### The numbers behind the verdicts

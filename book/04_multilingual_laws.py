@@ -113,8 +113,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import charts, laws, multilingual, runs
+from nmtscale import charts, laws, runs
 from nmtscale.config import config_hash
+from nmtscale.studies import claims, multilingual
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
@@ -126,8 +127,8 @@ params = {name: value for name, value in globals().items() if name in multilingu
 # %% [markdown]
 # ## The runs
 #
-# `nmtscale.multilingual.chapter_plan` lays out every model; `runs.sweep` trains the missing ones (a single
-# direction model that two cohorts share is trained once) and reads the others from the run store.
+# `nmtscale.studies.multilingual.chapter_plan` lays out every model; `runs.sweep` trains the missing ones (a
+# single direction model that two cohorts share is trained once) and reads the others from the run store.
 
 # %%
 plan = multilingual.chapter_plan(params)
@@ -647,14 +648,24 @@ if len(three_pairs):
 # %% [markdown]
 # ## Claims, our measurements, verdicts
 #
-# Verdicts follow the rule in the last column, applied to the numbers of this run.
+# Each verdict follows the rule in its row, applied to the numbers of this run, against the noise level the
+# row names; the scorecard at the front of the book counts these rows.
 
 # %%
-verdicts = multilingual.claims(
-    flat, comparison, fractions, domain, similarity, direction_gaps, held_out, correlation, three_pairs, table
+claims.show(
+    multilingual.claims(
+        flat, comparison, fractions, domain, similarity, direction_gaps, held_out, correlation, three_pairs
+    )
 )
-with pd.option_context("display.max_colwidth", 200):
-    display(verdicts.style.hide(axis="index"))
+
+
+# %% [markdown]
+# ### Our scale next to the paper's
+#
+# Context for every verdict above, not a claim: the scorecard does not count it.
+
+# %%
+claims.scale_table(multilingual.scale(table)).style.hide(axis="index")
 
 # %% [markdown]
 # ### The numbers behind the verdicts

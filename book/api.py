@@ -59,15 +59,15 @@ mine.write_text("Good morning.\tGuten Morgen.\nThank you!\tDanke!\n")
 print(corpus.read_parallel(mine))
 
 # %% [markdown]
-# ## Tokens and batches: `nmtscale.tokenizer`, `nmtscale.batching`
+# ## Tokens and batches: `nmtscale.engine.tokenizer`, `nmtscale.engine.batching`
 #
 # `train_tokenizer(texts, vocab_size, user_symbols=...)` trains a SentencePiece model once per (texts,
 # settings) and caches it; every tokenizer shares the ids PAD=0, UNK=1, BOS=2, EOS=3. `collate` pads examples
 # into a `Batch`; `BatchStream` is the infinite, deterministic training order over one or several tasks.
 
 # %%
-from nmtscale.batching import BatchStream, Example, collate
-from nmtscale.tokenizer import train_tokenizer
+from nmtscale.engine.batching import BatchStream, Example, collate
+from nmtscale.engine.tokenizer import train_tokenizer
 
 texts = [text for pair in dev[:2000] for text in pair]
 tokenizer = train_tokenizer(texts, vocab_size=500, user_symbols=["<2de>"], cache_dir=scratch / "tokenizers")
@@ -82,7 +82,7 @@ stream = BatchStream([examples], max_tokens=256, seed=seed)
 print("a training batch of", next(iter(stream)).n_tgt_tokens, "target tokens")
 
 # %% [markdown]
-# ## Models and decoding: `nmtscale.model`, `nmtscale.search`, `nmtscale.counting`, `nmtscale.flops`
+# ## Models and decoding: `engine.model`, `engine.search`, `engine.counting`, `engine.flops`
 #
 # `ModelConfig` fixes an architecture (`"encdec"`, `"prefixlm"`, `"prefixlm_toponly"`, `"causallm"`,
 # `"causallm_tgtonly"`) and its sizes; `build_model` makes the `NMTModel`. `parameter_counts` counts from the
@@ -91,10 +91,10 @@ print("a training batch of", next(iter(stream)).n_tgt_tokens, "target tokens")
 # torch's Bernoulli generator runs serially (`benchmarks/dropout_cost.py` measures both).
 
 # %%
-from nmtscale.counting import parameter_counts
-from nmtscale.flops import training_flops_per_target_token
-from nmtscale.model import ModelConfig, build_model
-from nmtscale.search import beam_search, greedy
+from nmtscale.engine.counting import parameter_counts
+from nmtscale.engine.flops import training_flops_per_target_token
+from nmtscale.engine.model import ModelConfig, build_model
+from nmtscale.engine.search import beam_search, greedy
 
 config = ModelConfig(arch="encdec", vocab_size=tokenizer.vocab_size, d_model=64, n_heads=2, d_ff=256)
 model = build_model(config).eval()
@@ -139,13 +139,13 @@ if len(recorded):
     display(recorded[columns + results.loss_columns(recorded)].head())
 
 # %% [markdown]
-# `nmtscale.sweeps` lays out families of runs: `depth_scaling_plan` gives Ghorbani et al.'s encoder, decoder
-# and symmetric depth scaling around a baseline (and seed repeats); `run_table` turns the finished runs'
-# summaries into one tidy row per run and test set (sizes, tokens per parameter, final loss, end-of-training
-# slope), ready for the fits below.
+# `nmtscale.studies.sweeps` lays out families of runs: `depth_scaling_plan` gives Ghorbani et al.'s encoder,
+# decoder and symmetric depth scaling around a baseline (and seed repeats); `run_table` turns the finished
+# runs' summaries into one tidy row per run and test set (sizes, tokens per parameter, final loss,
+# end-of-training slope), ready for the fits below.
 
 # %%
-from nmtscale import sweeps
+from nmtscale.studies import sweeps
 
 plan = sweeps.depth_scaling_plan(
     cfg, "en-de", baseline=(2, 2), encoder_depths=(1, 4), decoder_depths=(1, 4), symmetric_depths=(1, 4)
@@ -153,7 +153,7 @@ plan = sweeps.depth_scaling_plan(
 pd.DataFrame([{"approach": run.approach, "model": run.label, "seed": run.seed} for run in plan])
 
 # %% [markdown]
-# ## Laws and fits: `nmtscale.laws`, `nmtscale.fitting`, `nmtscale.uncertainty`
+# ## Laws and fits: `nmtscale.laws`, `nmtscale.laws.fitting`, `nmtscale.laws.uncertainty`
 #
 # A `Law` predicts from named inputs and coefficients (`power_law`, `bivariate_law`, `joint_law`,
 # `chinchilla_law`, ...). `fit_multistart` (Huber on log residuals, L-BFGS-B from a start grid) and
@@ -161,7 +161,8 @@ pd.DataFrame([{"approach": run.approach, "model": run.label, "seed": run.seed} f
 # refit on perturbed or resampled data. Appendix A checks them on published and synthetic data.
 
 # %%
-from nmtscale import fitting, laws, uncertainty
+from nmtscale import laws
+from nmtscale.laws import fitting, uncertainty
 
 law = laws.power_law(n0=1e6)
 sizes = np.geomspace(1e5, 1e7, 8)
@@ -185,35 +186,35 @@ two_weights = pd.concat(
 fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 
 # %% [markdown]
-# More modules serve particular analyses. `nmtscale.reference` finds and loads published data the fitting
+# More modules serve particular analyses. `nmtscale.laws.reference` finds and loads published data the fitting
 # machinery is checked on (`load_chinchilla_points`, used in Appendix A). Each chapter's analysis has its
 # module, whose `claims` builds the chapter's claim / measurement / verdict table:
 #
-# - `nmtscale.bivariate` (chapter 1): `base_config` (the run config later chapters build on, so shared runs
-#   keep their hashes); `analyse(table, direction, test_set)` fits the univariate and bivariate laws to the
-#   rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`, `fit_quality`,
-#   `recipe_comparison` and `allocation` turn the analyses into tables.
-# - `nmtscale.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test set and
-#   the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated training
-#   sets from stored teacher models), `student_plan` and `student_table`, `decoded_plan` (chapter 1's
+# - `nmtscale.studies.bivariate` (chapter 1): `base_config` (the run config later chapters build on, so
+#   shared runs keep their hashes); `analyse(table, direction, test_set)` fits the univariate and bivariate
+#   laws to the rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`,
+#   `fit_quality`, `recipe_comparison` and `allocation` turn the analyses into tables.
+# - `nmtscale.studies.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test
+#   set and the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated
+#   training sets from stored teacher models), `student_plan` and `student_table`, `decoded_plan` (chapter 1's
 #   models trained again, translating at every evaluation), `bleu_fits` (Eq. 5 with intervals),
 #   `equal_loss_comparison` and `embedding_similarity` (the offline sentence-embedding score).
-# - `nmtscale.architectures` (chapter 3): `architecture_plan` (EncDec sizes and the LM + Deep / LM + Wide
-#   models matched to them), `run_table`, `evaluate_runs` (stored models by source length, with greedy
+# - `nmtscale.studies.architectures` (chapter 3): `architecture_plan` (EncDec sizes and the LM + Deep / LM +
+#   Wide models matched to them), `run_table`, `evaluate_runs` (stored models by source length, with greedy
 #   translations), `fit_power_laws` (Eq. 7 with perturbation intervals), `flops_table`, `translation_table`,
 #   `table3` and `piece_shares` (unknown and byte pieces of a vocabulary).
-# - `nmtscale.multilingual` (chapter 4): `chapter_plan` (cohorts x weights x sizes), `run_table` with the
-#   App. G correction, `per_weight_fits`, `joint_fits`, `effective_fractions`, `weighted_fits`, `frontiers`
-#   and `three_pair_predictions`.
+# - `nmtscale.studies.multilingual` (chapter 4): `chapter_plan` (cohorts x weights x sizes), `run_table` with
+#   the App. G correction, `per_weight_fits`, `joint_fits`, `effective_fractions`, `weighted_fits`,
+#   `frontiers` and `three_pair_predictions`.
 
 # %% [markdown]
-# ## Quality: `nmtscale.metrics`, `nmtscale.langid`
+# ## Quality: `nmtscale.engine.metrics`, `nmtscale.engine.langid`
 #
 # BLEU and chrF through sacrebleu, with their signatures; the off-target rate uses an offline language
 # identifier restricted to en, de, fr and zh.
 
 # %%
-from nmtscale import langid, metrics
+from nmtscale.engine import langid, metrics
 
 hypotheses, references = ["Open the file now."], ["Open the file."]
 print(metrics.bleu(hypotheses, references, target_lang="en"))

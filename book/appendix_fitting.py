@@ -14,8 +14,8 @@
 # # Appendix A: how the laws are fitted
 #
 # Every law in this book is a `nmtscale.laws.Law`: a prediction function of named inputs and named
-# coefficients, with its analytic Jacobian, box bounds and a grid of starting points. `nmtscale.fitting` fits
-# any of them two ways:
+# coefficients, with its analytic Jacobian, box bounds and a grid of starting points. `nmtscale.laws.fitting`
+# fits any of them two ways:
 #
 # - **the robust multi-start fit** (`fit_multistart`), the protocol Besiroglu et al. (2024) used to refit
 #   Chinchilla: minimise the *sum* over points of $\mathrm{Huber}_\delta(\log y_i - \log \hat y_i)$ with
@@ -31,7 +31,7 @@
 # of coefficients free (one model size, or encoder and decoder always grown together) is marked undetermined
 # instead of returning arbitrary numbers.
 #
-# `nmtscale.uncertainty` turns a fit into standard errors and prediction bands by refitting on resampled
+# `nmtscale.laws.uncertainty` turns a fit into standard errors and prediction bands by refitting on resampled
 # (`bootstrap`) or perturbed (`perturbation`, Fernandes et al. footnote 5) data.
 #
 # This appendix checks that machinery where the right answer is known: on published data whose fit has been
@@ -60,7 +60,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from nmtscale import charts, fitting, laws, reference, uncertainty
+from nmtscale import charts, laws
+from nmtscale.laws import fitting, reference, uncertainty
+from nmtscale.studies import claims
 
 charts.enable_book_renderer()
 rng = np.random.default_rng(seed)
@@ -84,7 +86,7 @@ def grid_subset(law: laws.Law, n: int, rng: np.random.Generator) -> np.ndarray:
 # Huber loss instead of summing it makes L-BFGS-B stop early, which they offer as the explanation of Hoffmann
 # et al.'s different coefficients. Their published numbers are the yardstick. The points ship with this
 # project in `data/reference/` (its README gives the source repository, commit, licence and protocol) and are
-# read by `nmtscale.reference`:
+# read by `nmtscale.laws.reference`:
 
 # %%
 published = pd.DataFrame(
@@ -320,60 +322,80 @@ charts.scaling_chart(
 )
 
 # %% [markdown]
-# ## Claims, measurements, verdicts
+# ## Claims, our measurements, verdicts
 #
 # Every row is computed from the cells above; the thresholds are in the code. At `smoke` scale (few starts,
 # few resamples, two synthetic data sets) the numbers are meaningless and the verdicts with them.
 
 # %%
-checks = []
 refit_gap = max(abs(v) for v in gap.values())
 mean_gap = max(abs(laws.chinchilla_coefficients(fits["mean"].params)[k] / best[k] - 1) for k in ("B", "beta"))
 se_ratio = standard_errors["restarted refits"] / standard_errors["Besiroglu et al."]
 warm_ratio = float(np.median(standard_errors["warm-started refits"] / standard_errors["restarted refits"]))
-checks += [
-    (
-        "The multi-start Huber fit reproduces Besiroglu et al.'s Chinchilla refit",
-        f"largest relative difference {refit_gap:.2%}",
-        "reproduced" if refit_gap < 0.01 else "not reproduced",
-    ),
-    (
-        "A mean-reduced objective stops L-BFGS-B early and moves the fit (Besiroglu et al.)",
-        f"B and beta move by up to {mean_gap:.0%}",
-        "confirmed" if mean_gap > 0.05 else "not seen",
-    ),
-    (
-        "Bootstrap standard errors of Besiroglu et al.",
-        "restarted / published: " + ", ".join(f"{k} {v:.2f}" for k, v in se_ratio.items()),
-        "consistent" if se_ratio.between(2 / 3, 3 / 2).all() else "different",
-    ),
-    (
-        "Warm-started bootstrap refits (`uncertainty.bootstrap`) give the same spread",
-        f"median warm / restarted standard error {warm_ratio:.3g}",
-        "no: warm starts stop early; restart multi-start fits" if warm_ratio < 0.5 else "yes",
-    ),
-]
 multistart = summary[summary["fitter"] == "multi-start Huber"]
 worst_bias = float((multistart["bias"].abs() / multistart["spread (sd)"]).max())
-checks += [
-    (
-        "The fitters recover the bivariate law's coefficients without bias",
-        f"largest |bias| / spread (multi-start Huber): {worst_bias:.2f}",
-        "yes" if worst_bias < 0.5 else "biased",
-    ),
-    (
-        "95% perturbation intervals cover the truth about 95% of the time",
-        "coverage " + ", ".join(f"{k} {v:.0%}" for k, v in coverage.items()),
-        "yes" if coverage.between(0.85, 1.0).all() else "no",
-    ),
-    (
-        "The law fitted on encoder and decoder scaling predicts the held-out symmetric models",
-        f"median max |error| {oos['median'].min():.4f}-{oos['median'].max():.4f} nats "
-        f"(noise {synthetic_noise} nats)",
-        "yes" if oos["median"].max() < 5 * synthetic_noise else "no",
-    ),
-]
-pd.DataFrame(checks, columns=["claim", "measurement", "verdict"]).style.hide(axis="index")
+METHOD = "a property of the fitting method, checked on synthetic data"
+
+
+def verdict(holds: bool) -> str:
+    return claims.REPRODUCED if holds else claims.NOT_REPRODUCED
+
+
+claims.show(
+    [
+        claims.Claim(
+            "The multi-start Huber fit reproduces Besiroglu et al.'s Chinchilla refit",
+            "Besiroglu et al.'s published coefficients",
+            f"largest relative difference {refit_gap:.2%}",
+            verdict(refit_gap < 0.01),
+            "every coefficient within 1% of the published one",
+        ),
+        claims.Claim(
+            "A mean-reduced objective stops L-BFGS-B early and moves the fit (Besiroglu et al.)",
+            "their explanation of Hoffmann et al.'s different fit",
+            f"B and beta move by up to {mean_gap:.0%}",
+            verdict(mean_gap > 0.05),
+            "B or beta moves by more than 5% when the objective is averaged instead of summed",
+        ),
+        claims.Claim(
+            "Bootstrap standard errors of Besiroglu et al.",
+            "their bootstrap standard errors",
+            "restarted / published: " + ", ".join(f"{k} {v:.2f}" for k, v in se_ratio.items()),
+            verdict(se_ratio.between(2 / 3, 3 / 2).all()),
+            "every ratio between 2/3 and 3/2",
+        ),
+        claims.Claim(
+            "Warm-started bootstrap refits (`uncertainty.bootstrap`) give the restarted refits' spread",
+            METHOD,
+            f"median warm / restarted standard error {warm_ratio:.3g}",
+            verdict(warm_ratio >= 0.5),
+            "median ratio at least 0.5 (below: warm starts stop early; restart multi-start fits)",
+        ),
+        claims.Claim(
+            "The fitters recover the bivariate law's coefficients without bias",
+            METHOD,
+            f"largest |bias| / spread (multi-start Huber): {worst_bias:.2f}",
+            verdict(worst_bias < 0.5),
+            "|bias| below half the spread of the fitted coefficients",
+            "the spread of the fits over synthetic data sets",
+        ),
+        claims.Claim(
+            "95% perturbation intervals cover the truth about 95% of the time",
+            METHOD,
+            "coverage " + ", ".join(f"{k} {v:.0%}" for k, v in coverage.items()),
+            verdict(coverage.between(0.85, 1.0).all()),
+            "coverage between 85% and 100% for every coefficient",
+        ),
+        claims.Claim(
+            "The law fitted on encoder and decoder scaling predicts the held-out symmetric models",
+            METHOD,
+            f"median max |error| {oos['median'].min():.4f}-{oos['median'].max():.4f} nats",
+            verdict(oos["median"].max() < 5 * synthetic_noise),
+            "median max error below 5x the synthetic noise",
+            f"synthetic noise {synthetic_noise} nats",
+        ),
+    ]
+)
 
 # %% [markdown]
 # Re-run this appendix with `make chapter NAME=appendix_fitting SCALE=cpu` (or `python -m nmtscale book run

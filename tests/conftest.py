@@ -8,7 +8,7 @@ import pytest
 import torch
 from toy import toy_experiment, toy_pairs
 
-from nmtscale.data import ExperimentData
+from nmtscale.engine.data import ExperimentData
 
 
 @pytest.fixture(autouse=True)

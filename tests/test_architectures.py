@@ -7,16 +7,17 @@ import pandas as pd
 import pytest
 from toy import user_run
 
-from nmtscale import architectures as arch
 from nmtscale import laws, runs
-from nmtscale.batching import Example
 from nmtscale.config import from_dict
-from nmtscale.data import ExperimentData
-from nmtscale.data import TestSet as DataTestSet
+from nmtscale.engine.batching import Example
+from nmtscale.engine.data import ExperimentData
+from nmtscale.engine.data import TestSet as DataTestSet
+from nmtscale.engine.flops import forward_flops
+from nmtscale.engine.model import ModelConfig
+from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError
-from nmtscale.flops import forward_flops
-from nmtscale.model import ModelConfig
-from nmtscale.tokenizer import UNK
+from nmtscale.studies import architectures as arch
+from nmtscale.studies import claims
 from nmtscale.train import median_tokens_per_second
 
 BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
@@ -321,11 +322,14 @@ def synthetic_results():
     return table, exponents, settings, compute, ml, transfer
 
 
+def shown_verdicts(found: list[claims.Claim]) -> pd.Series:
+    """Verdict (with its reason) by claim, as the chapter's table shows it."""
+    return claims.table(found).set_index("claim")["verdict"]
+
+
 def test_claims_reproduce_where_the_synthetic_results_say_so():
     table, exponents, settings, compute, ml, transfer = synthetic_results()
-    verdicts = arch.claims(table, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")[
-        "verdict"
-    ]
+    verdicts = shown_verdicts(arch.claims(table, 0.005, exponents, settings, compute, ml, transfer))
     assert len(verdicts) == 16
     assert (verdicts == "reproduced").all(), verdicts[verdicts != "reproduced"]
 
@@ -335,29 +339,35 @@ def test_claims_say_when_differences_are_noise_or_contrary():
     flat = table.assign(loss=4.0)
     exponents = exponents.assign(alpha_lower=0.0, alpha_upper=2.0)
     transfer.loc[transfer["variant"] == arch.PREFIX_DEEP, "loss"] = 3.0
-    result = arch.claims(flat, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")[
-        "verdict"
-    ]
-    assert result["CausalLM is behind EncDec"] == "within noise"
-    assert result["The gap to EncDec narrows as models grow (Fig. 2)"] == "no LM behind at the smallest size"
-    assert result["Exponents are stable across evaluation settings (Fig. 3)"].startswith("inconclusive")
+    result = shown_verdicts(arch.claims(flat, 0.005, exponents, settings, compute, ml, transfer))
+    within = "not testable at this scale: every difference lies within the noise (±0.014)"
+    assert result["CausalLM is behind EncDec"] == within
+    assert result["The gap to EncDec narrows as models grow (Fig. 2)"] == (
+        "not testable at this scale: no LM behind EncDec by more than 0.014 nats at size 1"
+    )
+    assert "exponents are undetermined" in result["Exponents are stable across evaluation settings (Fig. 3)"]
     assert result[
         "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)"
     ] == ("not reproduced")
     steady = table.assign(
         loss=table["loss"] + (table["variant"] == arch.CAUSAL_DEEP) * (0.2 - 0.3 / table["size"])
     )
-    steady_verdicts = arch.claims(steady, 0.005, exponents, settings, compute, ml, transfer).set_index(
-        "claim"
+    steady_verdicts = claims.table(
+        arch.claims(steady, 0.005, exponents, settings, compute, ml, transfer)
+    ).set_index("claim")
+    assert (
+        steady_verdicts.loc["The gap to EncDec narrows as models grow (Fig. 2)", "verdict"]
+        == "partly reproduced"
     )
-    assert steady_verdicts.loc["The gap to EncDec narrows as models grow (Fig. 2)", "verdict"] == "partly"
     deep_vs_wide = "LM + Deep is ahead of LM + Wide"
     without_wide = table[~table["variant"].isin([arch.PREFIX_WIDE, CAUSAL_WIDE])]
-    result = arch.claims(without_wide, 0.005, exponents, settings, compute, ml, transfer)
-    assert result.set_index("claim").loc[deep_vs_wide, "verdict"] == "not run"
+    result = shown_verdicts(arch.claims(without_wide, 0.005, exponents, settings, compute, ml, transfer))
+    assert result[deep_vs_wide] == "not testable at this scale: not run at this scale"
     # one architecture whose Wide model is ahead beyond the noise contradicts the claim for all
     wide_ahead = table.assign(loss=table["loss"] - (table["variant"] == CAUSAL_WIDE) * 0.1)
-    result = arch.claims(wide_ahead, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    result = claims.table(
+        arch.claims(wide_ahead, 0.005, exponents, settings, compute, ml, transfer)
+    ).set_index("claim")
     assert result.loc[deep_vs_wide, "verdict"] == "not reproduced"
     assert "CausalLM: size 1: -0.050" in result.loc[deep_vs_wide, "measured"]
 
@@ -383,12 +393,16 @@ def test_wide_minus_deep_pairs_each_architecture_size_and_pair():
 def test_off_target_claims_need_models_that_translate():
     table, exponents, settings, compute, ml, transfer = synthetic_results()
     ml["bleu"] = 0.05  # degenerate outputs: their identified language is no zero-shot translation
-    result = arch.claims(table, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    result = claims.table(arch.claims(table, 0.005, exponents, settings, compute, ml, transfer)).set_index(
+        "claim"
+    )
     for claim in (
         "PrefixLM has fewer off-target zero-shot translations than EncDec",
         "CausalLM brings no zero-shot benefit",
     ):
-        assert result.loc[claim, "verdict"].startswith("not testable (zero-shot BLEU at most 0.05 < 1")
+        assert result.loc[claim, "verdict"].startswith(
+            "not testable at this scale: zero-shot BLEU at most 0.05 < 1"
+        )
     assert result.loc[
         "EncDec still fits zero-shot directions best (lower loss than PrefixLM)", "verdict"
     ] == ("reproduced")
@@ -404,9 +418,11 @@ def test_bilingual_claims_are_judged_per_language_pair():
     exponents = pd.concat([exponents.assign(group="en-de"), exponents.assign(group="en-fr")])
     source_only = settings[settings["setting"] != "target-original"]
     settings = pd.concat([settings.assign(group="en-de"), source_only.assign(group="en-fr")])
-    result = arch.claims(two_pairs, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    result = claims.table(
+        arch.claims(two_pairs, 0.005, exponents, settings, compute, ml, transfer)
+    ).set_index("claim")
     assert result.loc["CausalLM is behind EncDec (en-de)", "verdict"] == "reproduced"
-    assert result.loc["CausalLM is behind EncDec (en-fr)", "verdict"] == "within noise"
+    assert result.loc["CausalLM is behind EncDec (en-fr)", "verdict"].startswith("not testable at this scale")
     assert "Target-original sentences are harder to model (en-de)" in result.index
     assert "Target-original sentences are harder to model (en-fr)" not in result.index  # no such test set
     assert len(result) == 2 * 10 - 1 + 6  # bilingual claims per pair, then compute, multilingual, transfer
@@ -418,7 +434,9 @@ def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
     claim = "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)"
     ahead = (transfer["variant"] == arch.PREFIX_DEEP) & (transfer["size"] == 2)
     transfer.loc[ahead, "loss"] = transfer.loc[ahead, "loss"] - 0.15  # 0.05 below EncDec at size 2
-    result = arch.claims(table, 0.005, exponents, settings, compute, ml, transfer).set_index("claim")
+    result = claims.table(arch.claims(table, 0.005, exponents, settings, compute, ml, transfer)).set_index(
+        "claim"
+    )
     assert result.loc[claim, "verdict"] == "not reproduced"
     assert "De + Zh, size 2: CausalLM + Deep +0.500, PrefixLM + Deep -0.050" in result.loc[claim, "measured"]
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from nmtscale.batching import BatchStream, Example, collate, eval_batches, mixture_probabilities
-from nmtscale.tokenizer import BOS, EOS, PAD
+from nmtscale.engine.batching import BatchStream, Example, collate, eval_batches, mixture_probabilities
+from nmtscale.engine.tokenizer import BOS, EOS, PAD
 
 
 def make_examples(n: int, task: int = 0, seed: int = 0) -> list[Example]:

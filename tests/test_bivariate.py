@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nmtscale import bivariate, laws
+from nmtscale import laws
+from nmtscale.studies import bivariate, claims
 
 NE_LAYER, ND_LAYER = 12_000, 16_000  # parameters per encoder / decoder layer
 TRUTH = {"alpha": 0.8, "pe": 0.15, "pd": 0.45, "L_inf": 2.0}
@@ -114,21 +115,19 @@ def test_claims_are_computed_from_the_numbers():
         {"direction": ["en-de"], "test_set": ["l10n"], "std": [0.002], "max_difference": [0.004]}
     )
     table = synthetic_table()
-    verdicts = bivariate.claims(bivariate.analyse_all(table, n_bootstrap=20), spread, table).set_index(
-        "claim"
-    )
-    assert len(verdicts) == 7
+    verdicts = claims.table(bivariate.claims(bivariate.analyse_all(table, n_bootstrap=20), spread))
+    verdicts = verdicts.set_index("claim")
+    assert len(verdicts) == 6
     verdict = verdicts["verdict"]
     assert verdict.filter(like="pd > pe").iloc[0] == "reproduced"
     assert verdict.filter(like="never saw").iloc[0] == "reproduced"
     assert verdict.filter(like="Eq. 1").iloc[0] == "reproduced"
     # an encoder-heavy world: the decoder exponent is the smaller one, and the verdict must say so
     flipped = synthetic_table({**TRUTH, "pe": 0.45, "pd": 0.15})
-    verdicts = bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread, flipped).set_index(
-        "claim"
-    )
+    verdicts = claims.table(bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread))
+    verdicts = verdicts.set_index("claim")
     assert verdicts["verdict"].filter(like="pd > pe").iloc[0] == "not reproduced"
-    assert "pd > pe on 0 of 2 test sets" in verdicts["ours"].filter(like="pd > pe").iloc[0]
+    assert "pd > pe on 0 of 2 test sets" in verdicts["measured"].filter(like="pd > pe").iloc[0]
 
 
 def test_analyse_names_what_is_missing():

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("scale", book.SCALES)
-@pytest.mark.parametrize("chapter", book.CHAPTERS)
+@pytest.mark.parametrize("chapter", book.PAGES)
 def test_every_chapter_has_valid_params_for_every_scale(chapter, scale):
     params = book.load_parameters(chapter, scale, root=ROOT)
     assert params["scale"] == scale
@@ -30,8 +30,8 @@ def test_every_chapter_has_valid_params_for_every_scale(chapter, scale):
 def test_toc_shows_the_committed_cpu_notebook_of_every_chapter():
     pages = book.toc_pages(ROOT / "_toc.yml")
     assert pages[0] == "book/intro"
-    assert pages[1:] == [f"book/_executed/{chapter}" for chapter in book.CHAPTERS]
-    for chapter in book.CHAPTERS:
+    assert pages[1:] == [f"book/_executed/{chapter}" for chapter in book.PAGES]
+    for chapter in book.PAGES:
         assert book.executed_notebook(chapter, "cpu", ROOT).is_file(), f"run `make chapter NAME={chapter}`"
 
 
@@ -231,10 +231,11 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
         assert result.returncode == 0, f"`nmtscale book {' '.join(command)}` failed (its messages are above)"
 
     pages = book.check_pages("smoke", ROOT)
-    assert [page.page.stem for page in pages] == ["intro", *book.CHAPTERS]
+    assert [page.page.stem for page in pages] == ["intro", *book.PAGES]
     incomplete = [p for p in pages if not p.complete]
     assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
     assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
     assert pages[0].formulas >= 1, "the introduction has formulas to check"
-    for chapter in book.CHAPTERS:
+    for chapter in book.PAGES:
         assert (ROOT / "_build" / "smoke" / "screenshots" / f"{chapter}.png").stat().st_size > 0
+    assert len(book.chapter_claims("smoke", ROOT)) == len(book.CLAIM_CHAPTERS), "every chapter shows claims"

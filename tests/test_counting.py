@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from nmtscale.cli import main
-from nmtscale.counting import (
+from nmtscale.engine.counting import (
     lm_deep_config,
     lm_wide_config,
     load_preset,
     parameter_counts,
     summarize_counts,
 )
+from nmtscale.engine.model import ARCHITECTURES, ModelConfig, build_model
 from nmtscale.errors import ConfigurationError
-from nmtscale.model import ARCHITECTURES, ModelConfig, build_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

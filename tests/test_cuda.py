@@ -15,10 +15,10 @@ import torch
 from test_model import ALL_VARIANTS, random_batch, tiny_model
 from toy import tiny_config, train_whole_and_resumed
 
-from nmtscale import search
 from nmtscale import train as trainer
-from nmtscale.batching import Example, collate
-from nmtscale.model import Dropout
+from nmtscale.engine import search
+from nmtscale.engine.batching import Example, collate
+from nmtscale.engine.model import Dropout
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

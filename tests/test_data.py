@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from toy import toy_pairs
 
-from nmtscale import data
 from nmtscale.config import DataConfig
+from nmtscale.engine import data
+from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError, DataError
-from nmtscale.tokenizer import UNK
 
 
 def write_tsv(path: Path, pairs) -> str:

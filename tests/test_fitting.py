@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from scipy.optimize import least_squares
 
-from nmtscale import fitting, laws, lbfgs, reference, uncertainty
+from nmtscale import laws
 from nmtscale.errors import DataError
+from nmtscale.laws import fitting, lbfgs, reference, uncertainty
 
 NE_BAR, ND_BAR = 120e6, 150e6
 BIVARIATE = {"alpha": 0.35, "pe": 0.25, "pd": 0.45, "L_inf": 1.3}

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from nmtscale.flops import forward_flops, model_flops_utilization, training_flops_per_target_token
-from nmtscale.model import ARCHITECTURES, ModelConfig, build_model
+from nmtscale.engine.flops import forward_flops, model_flops_utilization, training_flops_per_target_token
+from nmtscale.engine.model import ARCHITECTURES, ModelConfig, build_model
 from nmtscale.train import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")

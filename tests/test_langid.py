@@ -1,6 +1,6 @@
 """Offline language identification over en/de/fr/zh."""
 
-from nmtscale.langid import detect
+from nmtscale.engine.langid import detect
 
 
 def test_detect_the_four_languages_and_unknown():

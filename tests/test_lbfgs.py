@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nmtscale.lbfgs import minimize_batched
+from nmtscale.laws.lbfgs import minimize_batched
 
 
 def rosenbrock(theta):

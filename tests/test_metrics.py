@@ -7,7 +7,7 @@ import math
 import pytest
 import sacrebleu
 
-from nmtscale.metrics import bleu, chrf, off_target_rate
+from nmtscale.engine.metrics import bleu, chrf, off_target_rate
 
 HYPOTHESIS = ["the cat sat on the mat"]
 REFERENCE = ["the cat sat on a mat"]

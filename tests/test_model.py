@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmtscale.model import ARCHITECTURES, BOS, PAD, Dropout, ModelConfig, build_model
+from nmtscale.engine.model import ARCHITECTURES, BOS, PAD, Dropout, ModelConfig, build_model
 from nmtscale.train import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from nmtscale.model import ARCHITECTURES, BOS, EOS, PAD, UNK, ModelConfig, build_model
-from nmtscale.search import beam_search, greedy
+from nmtscale.engine.model import ARCHITECTURES, BOS, EOS, PAD, UNK, ModelConfig, build_model
+from nmtscale.engine.search import beam_search, greedy
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

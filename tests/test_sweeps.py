@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from nmtscale.config import config_hash, from_dict
-from nmtscale.counting import parameter_counts
-from nmtscale.model import build_model
+from nmtscale.engine.counting import parameter_counts
+from nmtscale.engine.model import build_model
 from nmtscale.record import RunSummary
-from nmtscale.sweeps import depth_scaling_plan, last_fraction_slope, run_table, seed_spread
+from nmtscale.studies.sweeps import depth_scaling_plan, last_fraction_slope, run_table, seed_spread
 
 BASE = from_dict(
     {

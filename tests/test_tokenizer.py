@@ -6,7 +6,15 @@ import random
 
 import pytest
 
-from nmtscale.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, fitting_character_coverage, train_tokenizer
+from nmtscale.engine.tokenizer import (
+    BOS,
+    EOS,
+    PAD,
+    UNK,
+    Tokenizer,
+    fitting_character_coverage,
+    train_tokenizer,
+)
 
 # The tiny fixtures have a tiny alphabet: keep every character rather than letting coverage be tuned.
 ALL_CHARACTERS = {"character_coverage": 1.0}

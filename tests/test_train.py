@@ -7,7 +7,7 @@ import torch
 from toy import tiny_config, train_whole_and_resumed
 
 from nmtscale import train as trainer
-from nmtscale.batching import collate
+from nmtscale.engine.batching import collate
 
 
 def final_weights(run_dir):

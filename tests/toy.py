@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from nmtscale import data
 from nmtscale import train as trainer
-from nmtscale.batching import BatchStream
 from nmtscale.config import from_dict
-from nmtscale.data import ExperimentData, encode_pairs
-from nmtscale.tokenizer import train_tokenizer
+from nmtscale.engine import data
+from nmtscale.engine.batching import BatchStream
+from nmtscale.engine.data import ExperimentData, encode_pairs
+from nmtscale.engine.tokenizer import train_tokenizer
 
 # A toy language pair: each English word has one German word, in the same order.
 LEXICON = {

@@ -40,6 +40,13 @@ CHAPTERS = (
     "appendix_fitting",
     "api",
 )
+# Chapters whose claims tables the scorecard counts (the API appendix makes no claims).
+CLAIM_CHAPTERS = CHAPTERS[:5]
+# The scorecard is read first (the page after the introduction) but executed last: it reads the chapters'
+# executed notebooks.
+SCORECARD = "scorecard"
+PAGES = (SCORECARD, *CHAPTERS)
+EXECUTION_ORDER = (*CHAPTERS, SCORECARD)
 SCALES = ("smoke", "cpu", "gpu")
 DEFAULT_SCALE = "cpu"
 # Every chapter's parameters cell defines these, so one params file layout serves the whole book.
@@ -190,7 +197,7 @@ def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: P
 
 
 def stale_chapters(
-    scale: str = DEFAULT_SCALE, root: Path = Path("."), chapters: tuple[str, ...] = CHAPTERS
+    scale: str = DEFAULT_SCALE, root: Path = Path("."), chapters: tuple[str, ...] = PAGES
 ) -> list[str]:
     """Chapters whose executed notebook at `scale` was not made from the current ``book/<chapter>.py``:
     its cells differ from the source's (papermill's injected parameters aside), so the page is out of date."""
@@ -213,6 +220,27 @@ def stale_chapters(
     ]
 
 
+def chapter_title(chapter: str, root: Path = Path(".")) -> str:
+    """The title of ``book/<chapter>.py``: its first level-one markdown heading."""
+    source = _chapter_source(chapter, root)
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# # "):
+            return line[4:].strip()
+    raise ConfigurationError(f"{source}: no title (a markdown cell starting '# # ')")
+
+
+def chapter_claims(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> dict[str, list]:
+    """Every claim each chapter's executed notebook at `scale` shows, by chapter (for the scorecard).
+    Chapters not executed at this scale are left out; a notebook without its claims table is an error."""
+    from nmtscale.studies.claims import notebook_claims
+
+    return {
+        chapter: notebook_claims(executed_notebook(chapter, scale, root))
+        for chapter in CLAIM_CHAPTERS
+        if executed_notebook(chapter, scale, root).is_file()
+    }
+
+
 def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
     """Build the HTML book of `scale` from the executed notebooks already present (no training).
 
@@ -225,7 +253,7 @@ def build_html(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> Path:
         for page in STATIC_PAGES:
             (source / page).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / page, source / page)
-    missing = [c for c in CHAPTERS if not executed_notebook(c, scale, root).is_file()]
+    missing = [c for c in PAGES if not executed_notebook(c, scale, root).is_file()]
     if missing:
         raise ConfigurationError(
             f"{source / EXECUTED_DIR}: no executed notebook for {missing}; "
@@ -414,7 +442,7 @@ def _html_output(scale: str, root: Path) -> Path:
 def _chapter_source(chapter: str, root: Path) -> Path:
     source = root / "book" / f"{chapter}.py"
     if not source.is_file():
-        raise ConfigurationError(f"{source}: no such chapter; the book has {list(CHAPTERS)}")
+        raise ConfigurationError(f"{source}: no such chapter; the book has {list(PAGES)}")
     return source
 
 
@@ -425,7 +453,9 @@ def _check_scale(scale: str) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     overrides = {key: parse_yaml(value, f"-p {key} {value}") for key, value in args.parameters}
-    chapters = args.chapter or list(CHAPTERS)
+    chapters = [c for c in EXECUTION_ORDER if c in (args.chapter or EXECUTION_ORDER)]
+    if SCORECARD not in chapters:  # it counts every chapter's claims, so it follows any re-run
+        chapters.append(SCORECARD)
     for chapter in chapters:  # a typo in any params file stops the run before hours of training
         load_parameters(chapter, args.scale, overrides)
     if args.retrain:  # the chapters' kernels inherit it: every run is trained again under retrain/
@@ -484,7 +514,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="execute chapters with papermill at a scale")
     run.add_argument("--scale", default=DEFAULT_SCALE, choices=SCALES)
     run.add_argument(
-        "--chapter", action="append", choices=CHAPTERS, help="repeatable; default: every chapter"
+        "--chapter",
+        action="append",
+        choices=PAGES,
+        help="repeatable; default: every chapter (the scorecard is always re-executed last)",
     )
     run.add_argument(
         "-p",

@@ -226,3 +226,35 @@ def _check_columns(frame: pd.DataFrame, name: str, columns: Iterable[str]) -> No
     missing = [c for c in dict.fromkeys(columns) if c not in frame.columns]
     if missing:
         raise ValueError(f"{name} lacks column(s) {missing}; it has {list(frame.columns)}")
+
+
+# The scorecard's colours: green to red from reproduced to not reproduced, grey for not testable.
+VERDICT_COLOURS = ("#59a14f", "#edc948", "#e15759", "#bab0ac")
+
+
+def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
+    """One horizontal bar per chapter, split by verdict (`counts`: one row per chapter, a column per
+    verdict, as `studies.claims.counts` makes)."""
+    _check_columns(counts, "counts", verdicts)
+    long = (
+        counts[list(verdicts)]
+        .reset_index(names="chapter")
+        .melt("chapter", var_name="verdict", value_name="claims")
+    )
+    long["order"] = long["verdict"].map({v: i for i, v in enumerate(verdicts)})
+    return (
+        alt.Chart(long[long["claims"] > 0], title="Claims by verdict")
+        .mark_bar()
+        .encode(
+            y=alt.Y("chapter:N", sort=list(counts.index), title=None),
+            x=alt.X("claims:Q", title="claims", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "verdict:N",
+                scale=alt.Scale(domain=list(verdicts), range=list(VERDICT_COLOURS)),
+                sort=list(verdicts),
+            ),
+            order=alt.Order("order:Q"),
+            tooltip=["chapter", "verdict", "claims"],
+        )
+        .properties(width=520)
+    )

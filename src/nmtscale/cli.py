@@ -16,7 +16,7 @@ COMMAND_MODULES = (
     "nmtscale.corpus.cli",
     "nmtscale.runs",
     "nmtscale.results",
-    "nmtscale.counting",
+    "nmtscale.engine.counting",
     "nmtscale.book",
 )
 

@@ -21,18 +21,18 @@ from typing import Any, Literal
 import yaml
 
 from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
+from nmtscale.engine.model import ModelConfig
 from nmtscale.errors import ConfigurationError, DataError, closest, require_file
-from nmtscale.model import ModelConfig
 from nmtscale.record import ENGINE_VERSION
 
-# The model section is nmtscale.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
+# The model section is engine.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
 MODEL_KEYS_SET_BY_RUN = ("vocab_size",)
 PLACEHOLDER_VOCAB_SIZE = 1
 
 
 @dataclass
 class DataConfig:
-    """What the run trains and evaluates on (see `nmtscale.data`)."""
+    """What the run trains and evaluates on (see `nmtscale.engine.data`)."""
 
     directions: list[str] = field(default_factory=lambda: ["en-de"])
     eval_directions: list[str] = field(default_factory=list)

@@ -49,7 +49,8 @@ from nmtscale.config import (
     set_keys,
     to_dict,
 )
-from nmtscale.data import check_lengths, encode_sources, prepare_data, uses_target_tags
+from nmtscale.engine.data import check_lengths, encode_sources, prepare_data, uses_target_tags
+from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest
 from nmtscale.record import (
     REPOSITORY,
@@ -60,7 +61,6 @@ from nmtscale.record import (
     retraining,
     runs_root,
 )
-from nmtscale.tokenizer import Tokenizer
 from nmtscale.train import CHECKPOINT, MODEL, load_trained_model, train, translate_ids
 
 SUMMARY = "summary.json"

@@ -32,16 +32,16 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm  # the text bar: tqdm.auto warns in notebooks without ipywidgets
 
-from nmtscale import search
-from nmtscale.batching import Batch, BatchStream, Example, collate, eval_batches
 from nmtscale.config import RunConfig, TrainConfig, to_dict
-from nmtscale.data import ExperimentData, TestSet
+from nmtscale.engine import search
+from nmtscale.engine.batching import Batch, BatchStream, Example, collate, eval_batches
+from nmtscale.engine.data import ExperimentData, TestSet
+from nmtscale.engine.flops import training_flops_per_target_token
+from nmtscale.engine.metrics import bleu, chrf, off_target_rate
+from nmtscale.engine.model import ModelConfig, NMTModel, build_model
+from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
-from nmtscale.flops import training_flops_per_target_token
-from nmtscale.metrics import bleu, chrf, off_target_rate
-from nmtscale.model import ModelConfig, NMTModel, build_model
 from nmtscale.record import RunSummary, atomic_write
-from nmtscale.tokenizer import PAD
 
 CHECKPOINT = "checkpoint.pt"
 # A loss above this many times ln V nats per token (a uniform guess scores ln V) is a diverged run.

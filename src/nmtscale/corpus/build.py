@@ -35,7 +35,7 @@ from nmtscale.corpus.extract import (
     libreoffice_help_pairs,
 )
 from nmtscale.corpus.store import COLUMNS, FOREIGN, MONO_COLUMNS, split_file, test_file
-from nmtscale.langid import detect
+from nmtscale.engine.langid import detect
 
 HELP_UNIT = "libreoffice-help"
 # Packages that ship one language each and only make sense together: one unit, so they pair up.

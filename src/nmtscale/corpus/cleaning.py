@@ -2,7 +2,7 @@
 
 The rules are those that matter for UI catalogues: accelerator marks (`_File`, `&File`, `~File`,
 `文件(_F)`), placeholder-heavy strings, untranslated entries, implausible length ratios and markup.
-Language identification is a separate, batched step (see `nmtscale.langid`), as it is the slow one.
+Language identification is a separate, batched step (see `nmtscale.engine.langid`), as it is the slow one.
 """
 
 from __future__ import annotations

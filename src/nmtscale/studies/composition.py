@@ -31,14 +31,16 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from nmtscale import corpus, fitting, pool, runs
-from nmtscale.bivariate import Analysis
+from nmtscale import corpus, pool, runs
 from nmtscale.config import RunConfig, override
-from nmtscale.counting import parameter_counts
+from nmtscale.engine.counting import parameter_counts
+from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.laws import fitting
 from nmtscale.record import RunSummary, atomic_write
-from nmtscale.sweeps import PlannedRun
-from nmtscale.tokenizer import Tokenizer
+from nmtscale.studies.bivariate import Analysis
+from nmtscale.studies.claims import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from nmtscale.studies.sweeps import PlannedRun
 
 DOMAINS = {"l10n": "software strings", "story": "game fiction", "ding": "dictionary examples"}
 # A student trains on En->De pairs; its teacher translates the monolingual text of one side into the other.
@@ -616,7 +618,7 @@ def claims(
     equal_loss: pd.DataFrame,
     quality: pd.DataFrame,
     chance: pd.DataFrame,
-) -> pd.DataFrame:
+) -> list[Claim]:
     """The paper's claims, what this chapter measured and a verdict by the rule stated in each row.
 
     comp/slopes/decomposition: part A (`composition_table`, `size_slopes`, `originality_decomposition` of
@@ -628,10 +630,14 @@ def claims(
     references paired with unrelated references (`unrelated`). Unless most final models beat that on their
     test sets, the translation claims are not testable: the scores measure chance matches, not translation.
     """
-    rows = []
+    found: list[Claim] = []
 
-    def add(claim, measured, verdict, rule):
-        rows.append({"claim": claim, "measured": measured, "verdict": verdict, "rule": rule})
+    def add(claim, paper, measured, verdict, rule, noise_text="", reason=""):
+        found.append(Claim(claim, paper, measured, verdict, rule, noise_text, reason))
+
+    slope_noise = "the size slopes' 95% intervals (bootstrap)"
+    loss_noise = f"{noise:.3f} nats/char between students"
+    chance_reason = "most final models' BLEU does not beat an unrelated reference's: no model translates"
 
     # A1: reducible loss vanishes fast on source-original, slowly on target-original test sets.
     by_origin = {o: g for o, g in slopes.groupby("originality")}
@@ -644,22 +650,25 @@ def claims(
         + "; ".join(f"{o} {value_range(g['slope'])}" for o, g in by_origin.items())
         + f"; {len(sig)} of {len(slopes)} test sets with a slope whose 95% interval excludes 0"
     )
+    reason = "" if len(sig) else "no test set's loss falls significantly with size"
     if sig.empty:
-        verdict = "not testable at this scale"
+        verdict = NOT_TESTABLE
     else:
         steeper = all(
             g[g["originality"] == "target-original"]["slope"].mean()
             < g[g["originality"] == "source-original"]["slope"].mean()
             for _, g in slopes.groupby("direction")
         )
-        verdict = "reproduced" if steeper else "not reproduced"
+        verdict = REPRODUCED if steeper else NOT_REPRODUCED
     add(
-        "Reducible loss falls quickly with size on source-original test sets, slowly on target-original ones "
-        "(x2.5 vs x11 to reach 0.05 nats)",
+        "Reducible loss falls quickly with size on source-original test sets, slowly on target-original ones",
+        "x2.5 vs x11 the model size to reach 0.05 nats of reducible loss (Sec. 4, Fig. 7)",
         measured,
         verdict,
-        "not testable if no test set's size slope is significant; else reproduced if target-original sets "
-        "gain more per doubling than source-original ones in every direction",
+        "reproduced if target-original sets gain more per doubling than source-original ones in every "
+        "direction (testable once some size slope is significant)",
+        slope_noise,
+        reason,
     )
 
     # A2: originality, not domain, decides.
@@ -667,20 +676,20 @@ def claims(
     domain = parts.filter(like="domain part")
     origin = parts.filter(like="originality part")
     if domain.empty or origin.empty:
-        measured, verdict = "needs both directions", "not testable at this scale"
+        measured, verdict, reason = "needs both directions", NOT_TESTABLE, "one translation direction only"
     else:
         d, o = float(domain.iloc[0]), float(origin.iloc[0])
         measured = f"slope differences: domain part {d:+.4f}, originality part {o:+.4f} nats per doubling"
-        verdict = (
-            "not testable at this scale"
-            if sig.empty
-            else ("reproduced" if abs(o) > abs(d) else "not reproduced")
-        )
+        verdict = NOT_TESTABLE if sig.empty else (REPRODUCED if abs(o) > abs(d) else NOT_REPRODUCED)
     add(
         "Test sets of one originality scale alike whatever their domain",
+        "one source- and one target-original set per domain: originality, not domain, orders the trends "
+        "(Fig. 7)",
         measured,
         verdict,
-        "as above; else reproduced if the originality part of the ding gap exceeds the domain part",
+        "reproduced if the originality part of the scaling gap exceeds the domain part (testable as above)",
+        slope_noise,
+        reason,
     )
 
     # B1: back-translation stops helping beyond a size; forward translation flat even for small models.
@@ -690,27 +699,33 @@ def claims(
     stopped = back[~back["still_improving"]]
     add(
         "Students trained on back-translated data stop improving on natural test data beyond some size",
+        "the test loss rises after about 400M parameters while the training loss keeps falling (Fig. 8)",
         "best width per back-translated series and natural test set: "
         + "; ".join(f"{r.series}/{r.test_set} {r.best_width}" for r in back.itertuples()),
-        "reproduced" if len(back) and len(stopped) * 2 >= len(back) else "not reproduced",
+        REPRODUCED if len(back) and len(stopped) * 2 >= len(back) else NOT_REPRODUCED,
         "reproduced if the widest student is not the best in at least half the (series, test set) cases",
+        loss_noise,
     )
     forward = best[best["series"] == "forward"]
+    reason = "" if len(forward) else "no forward-translation students at this scale"
     if forward.empty:
-        measured, verdict = "no forward-translation students", "not testable at this scale"
+        measured, verdict = "no forward-translation students", NOT_TESTABLE
     else:
         measured = (
             "loss gained from the narrowest to the best width (nats/char): "
             + "; ".join(f"{r.test_set} {r.gain_smallest_to_best:.3f}" for r in forward.itertuples())
             + f"; noise {noise:.3f}"
         )
-        verdict = "reproduced" if (forward["gain_smallest_to_best"] <= noise).all() else "not reproduced"
+        verdict = REPRODUCED if (forward["gain_smallest_to_best"] <= noise).all() else NOT_REPRODUCED
     add(
         "Forward-translated training data lets even small models reach their floor (flat scaling)",
+        "students of forward-translated data scale flat (Sec. 5)",
         measured,
         verdict,
         "reproduced if forward-translation students gain no more than the noise from size on every natural "
         "test set",
+        loss_noise,
+        reason,
     )
 
     # B2: the capacity hypothesis: past the teacher's size, students trained on its output stop improving.
@@ -732,15 +747,18 @@ def claims(
             + ", ".join(f"{t} {g:.3f}" for t, g in gains.items())
         )
     if not verdicts_b2:
-        verdict = "not testable at this scale"
+        verdict, reason = NOT_TESTABLE, "no series has two students at least as large as its teacher"
     else:
-        verdict = "not supported" if any(verdicts_b2) else "supported"
+        verdict, reason = (NOT_REPRODUCED if any(verdicts_b2) else REPRODUCED), ""
     add(
         "(hypothesis) Back-translated training stops helping at about the back-translation model's size",
-        "; ".join(rows_b2) + f" nats/char (noise {noise:.3f})",
+        "saturation near the size of the 380M back-translation model, offered as a hypothesis (Sec. 5)",
+        "; ".join(rows_b2) + " nats/char",
         verdict,
-        "not testable if no series has two students at least as large as its teacher; not supported if some "
-        "series keeps improving by more than the noise beyond its teacher's size on most natural test sets",
+        "not reproduced if some series keeps improving by more than the noise beyond its teacher's size on "
+        "most natural test sets",
+        loss_noise,
+        reason,
     )
 
     # C: translation quality, testable only where the models beat unrelated text.
@@ -763,12 +781,15 @@ def claims(
     )
     add(
         "BLEU follows the loss as a power law (Eq. 5) on target-original data, not on source-original data",
+        "Eq. 5 describes BLEU vs loss on target-original sets; on source-original sets the two decouple "
+        "(Fig. 9)",
         measured,
-        ("reproduced" if reproduced else "not reproduced") if beats_chance else "not testable at this scale",
-        "not testable unless most final models' BLEU beats an unrelated reference's; else reproduced if "
-        "Eq. 5 holds "
-        "(R^2 >= 0.5, p_B interval excluding 0) in most target-original fits and in a smaller share of "
-        "source-original ones",
+        (REPRODUCED if reproduced else NOT_REPRODUCED) if beats_chance else NOT_TESTABLE,
+        "reproduced if Eq. 5 holds (R^2 >= 0.5, p_B interval excluding 0) in most target-original fits and "
+        "in a smaller share of source-original ones (testable once most models beat an unrelated "
+        "reference's BLEU)",
+        "BLEU of an unrelated reference (chance)",
+        "" if beats_chance else chance_reason,
     )
 
     # C2: BLEU keeps rising with size on target-original data, stalls on source-original data.
@@ -780,24 +801,27 @@ def claims(
     )
     tgt, src = rising.get("target-original"), rising.get("source-original")
     if tgt is None or src is None or not beats_chance:
-        verdict = "not testable at this scale"
+        verdict = NOT_TESTABLE
+        reason = chance_reason if not beats_chance else "needs BLEU trends on both originalities"
     else:
         reproduced = (tgt["slope_lower"] > 0).all() and not (src["slope_lower"] > 0).any()
-        verdict = "reproduced" if reproduced else "not reproduced"
+        verdict, reason = (REPRODUCED if reproduced else NOT_REPRODUCED), ""
     add(
         "BLEU keeps rising with model size on target-original data but stalls on source-original data",
+        "on source-original sets BLEU stops improving while the loss keeps falling (Fig. 9, 10)",
         measured,
         verdict,
-        "as above; else reproduced if every target-original BLEU slope is significantly positive and no "
-        "source-original one",
+        "reproduced if every target-original BLEU slope is significantly positive and no source-original "
+        "one (testable as above)",
+        "the BLEU slopes' 95% intervals; BLEU of an unrelated reference",
+        reason,
     )
 
     # C3: encoder-scaled models translate better at equal loss.
+    reason = ""
     if equal_loss.empty:
-        measured, verdict = (
-            "no test set where both families have enough non-zero BLEU",
-            "not testable at this scale",
-        )
+        measured, verdict = "no test set where both families have enough non-zero BLEU", NOT_TESTABLE
+        reason = "too few non-zero BLEU scores to compare the families"
     else:
         better = equal_loss[(equal_loss["difference"] > 0) & ~equal_loss["bands_overlap"]]
         measured = floor + "; ".join(
@@ -805,14 +829,18 @@ def claims(
             f"{r.bleu_decoder:.2f}"
             for r in equal_loss.itertuples()
         )
-        verdict = "reproduced" if len(better) * 2 > len(equal_loss) else "not reproduced"
-        verdict = verdict if beats_chance else "not testable at this scale"
+        verdict = REPRODUCED if len(better) * 2 > len(equal_loss) else NOT_REPRODUCED
+        if not beats_chance:
+            verdict, reason = NOT_TESTABLE, chance_reason
     add(
         "At equal loss, encoder-scaled models score higher BLEU than decoder-scaled ones",
+        "encoder scaling gives better generation quality than decoder scaling at the same loss (Fig. 9)",
         measured,
         verdict,
-        "as above; else reproduced if the encoder family's Eq. 5 band lies above the decoder family's at the "
-        "common loss in most test sets",
+        "reproduced if the encoder family's Eq. 5 band lies above the decoder family's at the common loss "
+        "in most test sets (testable as above)",
+        "the Eq. 5 fits' bands; BLEU of an unrelated reference",
+        reason,
     )
 
     # C4: a learned metric mirrors BLEU.
@@ -821,14 +849,15 @@ def claims(
     testable = beats_chance and bool(similar.mean() >= 0.5)
     add(
         "A learned metric (paper: BLEURT; here: sentence-embedding similarity) mirrors BLEU",
+        "BLEURT follows the same trends as BLEU (Fig. 11)",
         f"{int(similar.sum())} of {len(scored)} final similarities beat an unrelated reference's "
         f"({value_range(scored['chance_similarity'], 2)}); "
         "Spearman correlation with BLEU over final models and test sets: "
         + "; ".join(f"{o} {v:.2f}" for o, v in rho.items()),
-        ("reproduced" if len(rho) and (rho > 0.5).all() else "not reproduced")
-        if testable
-        else "not testable at this scale",
-        "not testable unless most final models beat an unrelated reference in BLEU and in similarity; "
-        "else reproduced if the rank correlation exceeds 0.5 for every originality",
+        (REPRODUCED if len(rho) and (rho > 0.5).all() else NOT_REPRODUCED) if testable else NOT_TESTABLE,
+        "reproduced if the rank correlation exceeds 0.5 for every originality (testable once most final "
+        "models beat an unrelated reference in BLEU and in similarity)",
+        "BLEU and similarity of an unrelated reference",
+        "" if testable else "most final models do not beat an unrelated reference in BLEU and similarity",
     )
-    return pd.DataFrame(rows)
+    return found

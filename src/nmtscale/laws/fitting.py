@@ -7,14 +7,14 @@ Two fitters with one result type, `Fit`, and helpers built on them:
   `least_squares(loss="soft_l1", f_scale=...)` on the loss itself, over their f_scale grid
   `geomspace(0.001, 0.025, 25)`.
 - `fit_multistart`: Besiroglu et al.'s refit of Chinchilla, Huber(delta) on log residuals, L-BFGS-B with the
-  law's analytic gradient from every point of a start grid (all starts at once by `nmtscale.lbfgs` where the
-  law allows). The objective is SUMMED over points: with the mean, gradients are n times smaller and
+  law's analytic gradient from every point of a start grid (all starts at once by `nmtscale.laws.lbfgs` where
+  the law allows). The objective is SUMMED over points: with the mean, gradients are n times smaller and
   L-BFGS-B's gradient tolerance stops it early (their explanation of Hoffmann et al.'s different fit), which
   `reduction="mean"` reproduces.
 - `fit_each`: one fit per group of rows (Fernandes Eq. 6, a law per sampling weight); `fit_bleu_vs_loss`
   (Ghorbani Eq. 5, statsmodels OLS in log-log space); `extrapolate_learning_curve` (Fernandes App. G).
 
-`nmtscale.uncertainty` refits a `Fit` on perturbed or resampled data for standard errors and bands.
+`nmtscale.laws.uncertainty` refits a `Fit` on perturbed or resampled data for standard errors and bands.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from scipy.optimize import curve_fit, least_squares, minimize
 from threadpoolctl import ThreadpoolController
 
 from nmtscale.laws import Law, power_law
-from nmtscale.lbfgs import minimize_batched
+from nmtscale.laws.lbfgs import minimize_batched
 
 GHORBANI_F_SCALES = np.geomspace(0.001, 0.025, 25)
 BESIROGLU_HUBER_DELTA = 1e-3
@@ -248,9 +248,9 @@ def fit_multistart(
     """Fit `law` by Huber(delta) loss on log residuals, minimised from every start; keep the lowest objective.
 
     `starts` ([n_starts, n_params]) defaults to the law's full start grid. Each start runs scipy's L-BFGS-B,
-    or, with `batched` (default: when the law supports it), `nmtscale.lbfgs.minimize_batched` runs all starts
-    at once and scipy's L-BFGS-B polishes the best. Besiroglu et al. 2024 (delta = 1e-3, sum reduction) on
-    Chinchilla; fits any positive target.
+    or, with `batched` (default: when the law supports it), `nmtscale.laws.lbfgs.minimize_batched` runs all
+    starts at once and scipy's L-BFGS-B polishes the best. Besiroglu et al. 2024 (delta = 1e-3, sum
+    reduction) on Chinchilla; fits any positive target.
 
     `Fit.table` has one row per start: the start, `objective` and parameters where it ended, `converged`,
     `iterations`, `dropped` (the objective is NaN or infinite at the start, e.g. a 0/0 in the law: such a

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sacrebleu.metrics import BLEU, CHRF
 
-from nmtscale import langid
+from nmtscale.engine import langid
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ masked out of every attention, so a row's outputs do not depend on how much padd
 language models are single stacks ("decoder-only"): their depth is `dec_layers` and `enc_layers` must be 0.
 
 Decoding uses `start_decoding(src)` and `decode_step(state, tokens)`, which keep a key/value cache per layer;
-`nmtscale.search` builds greedy and beam search on them.
+`nmtscale.engine.search` builds greedy and beam search on them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ scipy's L-BFGS-B costs ~5-20 ms per start on a 240-point law, most of it Python 
 Besiroglu et al.'s 4,500-start grid then takes about a minute. Here every start keeps its own L-BFGS memory,
 step and stopping state, but the objective is evaluated for all live starts in one vectorised call. Bounds are
 handled by projection (variables held at a bound by their gradient are frozen for the step), a simpler scheme
-than L-BFGS-B's Cauchy point; `nmtscale.fitting.fit_multistart` polishes the best start with scipy's L-BFGS-B.
+than L-BFGS-B's Cauchy point; `fitting.fit_multistart` polishes the best start with scipy's L-BFGS-B.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ against `torch.utils.flop_counter.FlopCounterMode` exactly.
 
 from __future__ import annotations
 
-from nmtscale.model import ModelConfig
+from nmtscale.engine.model import ModelConfig
 
 
 def forward_flops(cfg: ModelConfig, src_len: int, tgt_len: int) -> int:

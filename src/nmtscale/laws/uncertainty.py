@@ -1,4 +1,4 @@
-"""Uncertainty of a `nmtscale.fitting.Fit` by refitting on perturbed or resampled data.
+"""Uncertainty of a `nmtscale.laws.fitting.Fit` by refitting on perturbed or resampled data.
 
 - `perturbation`: Fernandes et al. 2023 footnote 5, refit with y + N(0, (0.01 y)^2) noise on every point.
 - `bootstrap`: nonparametric, refit on points drawn with replacement (Besiroglu et al. 2024 for Chinchilla).
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nmtscale.fitting import Fit
+from nmtscale.laws.fitting import Fit
 
 
 @dataclass

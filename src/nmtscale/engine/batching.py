@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from nmtscale.tokenizer import BOS, EOS, PAD
+from nmtscale.engine.tokenizer import BOS, EOS, PAD
 
 # A pool holds up to this many batches (or one epoch). Source and target lengths only line up well in big
 # pools: on En-De train with a 2k vocabulary and 4096-token batches, 64 batches give 77% real tokens,

@@ -5,7 +5,7 @@ the first direction (the second gets 1 - p) and every model size (width and dept
 few three-direction models (App. H). `run_table` turns their summaries into one row per run, trained
 direction and test set, with the direction's own weight, its final loss, its chrF and the loss after the
 convergence correction of App. G. The other functions fit the paper's laws to that table with
-`nmtscale.laws`, `nmtscale.fitting` and `nmtscale.uncertainty`: the per-weight law (Eq. 6) with perturbation
+`nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with perturbation
 errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws (Eq. 11-13) with
 predictions of held-out weights and of the trade-off frontier, and the claims table.
 """
@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nmtscale import fitting, laws, uncertainty
-from nmtscale.bivariate import _verdict  # chapter 1's wording: every chapter grades claims alike
+from nmtscale import laws
 from nmtscale.config import RunConfig, config_hash, from_dict, override
-from nmtscale.fitting import Fit
+from nmtscale.laws import fitting, uncertainty
+from nmtscale.laws.fitting import Fit
 from nmtscale.record import RunSummary
+from nmtscale.studies.claims import Claim, ScaleStatement, by_count, graded
 
 # The paper's names for the coefficients of Eq. 6, L(N) = beta N^-alpha + L_inf, by `laws.power_law`'s names.
 PAPER_NAMES = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
@@ -709,6 +710,10 @@ def chrf_loss_correlation(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# The coefficients' and f's standard errors come from refits on losses perturbed by 1% (`uncertainty`).
+PERTURBATION_NOISE = "2 combined perturbation std (refits on losses perturbed by 1%)"
+
+
 def claims(
     flat: pd.DataFrame,
     comparison: pd.DataFrame,
@@ -719,37 +724,37 @@ def claims(
     held_out: pd.DataFrame,
     correlation: pd.DataFrame,
     three_pairs: pd.DataFrame,
-    table: pd.DataFrame,
-) -> pd.DataFrame:
-    """The claim / our measurement / verdict table of chapter 4, every number computed from the analyses.
+) -> list[Claim]:
+    """Chapter 4's claims graded by fixed rules, every number computed from the analyses.
 
     `flat` is `flatness` of the per-weight fits; `comparison` is `joint_vs_per_weight`; `fractions` is
     `effective_fractions`; `domain`,
     `similarity` and `direction` are `fraction_gaps` (l10n vs story; en-de next to zh vs next to fr; XX->En
     vs En->XX); `held_out` is `held_out_errors`; `correlation` is `chrf_loss_correlation`; `three_pairs` is
-    `three_pair_predictions`; `table` is the `run_table`. Verdicts follow the fixed rules of the last column.
+    `three_pair_predictions`. Verdicts follow the fixed rules of the rule column.
     """
-    rows = []
+    rows: list[Claim] = []
     by = flat.pivot_table(index=GROUP, columns="parameter", values="max_z")
     by = by.dropna()
     flat_ok = (by["alpha"] <= 2) & (by["L_inf"] <= 2)
     beta_moves = by["beta"] > 2
     rows.append(
-        (
+        graded(
             "Eq. 6 per weight: alpha and L_inf flat in p, beta moves (Fig. 2, 4)",
             "all alpha, L_inf within 2 std of each other; beta strongly p-dependent",
             f"alpha and L_inf within 2 combined std across weights in {int(flat_ok.sum())} of {len(by)} "
             f"direction/test-set groups (max z: alpha {by['alpha'].max():.1f}, "
             f"L_inf {by['L_inf'].max():.1f}); "
             f"beta differs by more than 2 std in {int(beta_moves.sum())}",
-            _verdict(int((flat_ok & beta_moves).sum()), len(by)),
+            by_count(int((flat_ok & beta_moves).sum()), len(by)),
             "reproduced if in every group alpha and L_inf differ by <= 2 combined std between any two "
             "weights and beta by more",
+            PERTURBATION_NOISE,
         )
     )
     good = comparison["eq7_r2"] >= 98
     rows.append(
-        (
+        graded(
             "Eq. 7 (shared alpha, L_inf) fits about as well with far fewer coefficients (Fig. 3, 5)",
             "10 vs 24 coefficients per pair, close to 100% of the variation captured",
             f"{int(comparison['eq7_coefficients'].min())}-{int(comparison['eq7_coefficients'].max())} vs "
@@ -757,7 +762,7 @@ def claims(
             f"coefficients; Eq. 7 R^2 {comparison['eq7_r2'].min():.1f}-{comparison['eq7_r2'].max():.1f}% "
             f"(Eq. 6: {comparison['eq6_r2'].min():.1f}-{comparison['eq6_r2'].max():.1f}%), max dev "
             f"{comparison['eq7_max_dev'].max():.3f} nats",
-            _verdict(int(good.sum()), len(comparison)),
+            by_count(int(good.sum()), len(comparison)),
             "reproduced if Eq. 7's R^2 >= 98% in every group, partly if in some",
         )
     )
@@ -777,21 +782,22 @@ def claims(
     ):
         close = gaps["z"] <= 2
         rows.append(
-            (
+            graded(
                 claim,
                 paper,
                 f"{what}: |gap in f| {gaps['gap'].abs().min():.2f}-{gaps['gap'].abs().max():.2f}, within 2 "
                 f"combined std at {int(close.sum())} of {len(gaps)} weights"
                 if len(gaps)
                 else "not measured",
-                _verdict(int(close.sum()), len(gaps)),
+                by_count(int(close.sum()), len(gaps)),
                 "reproduced if the f of the two sides differ by <= 2 combined std at every weight",
+                PERTURBATION_NOISE,
             )
         )
     out_of_english = fractions[fractions["cohort"].str.startswith("en-") & (fractions["p"] < 1)]
     neutral = (out_of_english["f"] - out_of_english["p"]).abs() <= 2 * out_of_english["std_error"]
     rows.append(
-        (
+        graded(
             "En->XX models split their parameters by the weights: f_i(p) close to p (Fig. 6)",
             "relatively neutral: a pair at weight p is about a single-pair model of p N",
             f"f - p {(out_of_english['f'] - out_of_english['p']).min():+.2f} to "
@@ -799,29 +805,31 @@ def claims(
             f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
             if len(out_of_english)
             else "not measured",
-            _verdict(int(neutral.sum()), len(out_of_english)),
+            by_count(int(neutral.sum()), len(out_of_english)),
             "reproduced if |f - p| <= 2 perturbation std at every En->XX weight below 1",
+            PERTURBATION_NOISE,
         )
     )
     above = (direction["gap"] > 0) & (direction["z"] > 2)
     rows.append(
-        (
+        graded(
             "Into English (XX->En) pairs share more: f_i(p) well above En->XX (Fig. 6 right)",
             "XX->En models with 5% weight: more than 6x the effective parameters of 5% of the model",
             f"f(XX->En) - f(En->XX) {direction['gap'].min():+.2f} to {direction['gap'].max():+.2f}; "
             f"larger by more than 2 combined std at {int(above.sum())} of {len(direction)} comparisons"
             if len(direction)
             else "not measured",
-            _verdict(int(above.sum()), len(direction)),
+            by_count(int(above.sum()), len(direction)),
             "reproduced if f(XX->En) exceeds f(En->XX) of the same language and weight by > 2 combined std "
             "everywhere",
+            PERTURBATION_NOISE,
         )
     )
     for form, equation in (("eq12", "Eq. 12"), ("linear", "Eq. 13 (linear)")):
         errors = held_out[(held_out["form"] == form) & (held_out["held_out_points"] > 0)]
         ok = errors["held_out_max_rel_error"] <= 0.01
         rows.append(
-            (
+            graded(
                 f"Eq. 11 with {equation} predicts weights held out of the fit, so the frontier (Fig. 7, 18)",
                 "frontier captured almost perfectly at every size",
                 f"held-out mean abs error {errors['held_out_mae'].min():.3f}-"
@@ -830,47 +838,51 @@ def claims(
                 f"{int(ok.sum())} of {len(errors)} groups"
                 if len(errors)
                 else "not measured",
-                _verdict(int(ok.sum()), len(errors)),
+                by_count(int(ok.sum()), len(errors)),
                 "reproduced if every held-out loss is predicted within 1% (the paper's perturbation size)",
+                "1% of the loss (the paper's perturbation size)",
             )
         )
     strong = correlation["pearson_r"] <= -0.9
     rows.append(
-        (
+        graded(
             "chrF moves almost linearly with the loss (Fig. 8 left)",
             "consistent, almost linear relation",
             f"Pearson r {correlation['pearson_r'].min():.2f} to {correlation['pearson_r'].max():.2f}; chrF "
             f"{correlation['chrf_min'].min():.1f}-{correlation['chrf_max'].max():.1f}"
             if len(correlation)
             else "not measured",
-            _verdict(int(strong.sum()), len(correlation)),
+            by_count(int(strong.sum()), len(correlation)),
             "reproduced if r <= -0.9 for every direction and test set",
         )
     )
     ok = three_pairs["rel_error"] <= 0.01 if len(three_pairs) else pd.Series(dtype=bool)
     rows.append(
-        (
+        graded(
             "Two-pair fits predict three-pair models (App. H, Fig. 20)",
             "predicted well",
             f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
             f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
             if len(three_pairs)
             else "not measured",
-            _verdict(int(ok.sum()), len(three_pairs)),
+            by_count(int(ok.sum()), len(three_pairs)),
             "reproduced if every prediction is within 1% of the measured loss",
+            "1% of the loss (the paper's perturbation size)",
         )
     )
+    return rows
+
+
+def scale(table: pd.DataFrame) -> list[ScaleStatement]:
+    """Where chapter 4's models stand next to the paper's (`table`: the `run_table`)."""
     trained = table.drop_duplicates("run_id")
     tokens_per_param = trained["tokens"] / trained["N"]
-    rows.append(
-        (
+    return [
+        ScaleStatement(
             "Models are in the data-rich, compute-rich regime, trained to near convergence (Sec. 3.1)",
             "20M-1B non-embedding parameters, 500K-1M steps of 500K tokens",
             f"{int(trained['N'].min()):,}-{int(trained['N'].max()):,} non-embedding parameters, "
             f"{int(trained['tokens'].min()):,}-{int(trained['tokens'].max()):,} target tokens per direction "
             f"({tokens_per_param.min():.0f}-{tokens_per_param.max():.0f} per parameter)",
-            "our scale cannot speak for the paper's",
-            "a statement of scale, not a test",
         )
-    )
-    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "verdict", "rule"])
+    ]

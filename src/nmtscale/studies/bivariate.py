@@ -1,7 +1,7 @@
 """Chapter 1's analysis: Ghorbani et al.'s univariate and bivariate laws fitted to a depth-scaling family.
 
-`analyse` takes the rows of `nmtscale.sweeps.run_table` for one direction and test set and fits, on the
-encoder- and decoder-scaling runs (the baseline included), the univariate law in total parameters (Eq. 1),
+`analyse` takes the rows of `nmtscale.studies.sweeps.run_table` for one direction and test set and fits, on
+the encoder- and decoder-scaling runs (the baseline included), the univariate law in total parameters (Eq. 1),
 the bivariate law (Eq. 2) with the robust multi-start fit and with the paper's soft_l1 recipe (App. E), then
 predicts the symmetric models it never saw (Fig. 3) and bootstraps the exponents (Fig. 5). The other
 functions turn a list of analyses into the chapter's tables and chart data.
@@ -16,10 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nmtscale import fitting, laws, sweeps, uncertainty
+from nmtscale import laws
 from nmtscale.config import RunConfig, from_dict, override
-from nmtscale.fitting import Diagnostics, Fit
-from nmtscale.uncertainty import Uncertainty
+from nmtscale.laws import fitting, uncertainty
+from nmtscale.laws.fitting import Diagnostics, Fit
+from nmtscale.laws.uncertainty import Uncertainty
+from nmtscale.studies import sweeps
+from nmtscale.studies.claims import NOT_REPRODUCED, PARTLY, Claim, ScaleStatement, by_count, graded
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 HELD_OUT_APPROACH = "symmetric"
@@ -295,48 +298,48 @@ def reducible_band(a: Analysis, curves: pd.DataFrame, seed_std: float, width: fl
     return band
 
 
-def claims(analyses: Sequence[Analysis], spread: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """The claim / our measurement / verdict table of chapter 1, every number computed from the analyses.
+def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
+    """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
 
-    Verdicts follow fixed rules stated in the `rule` column, so they change with the numbers, not by hand.
-    `spread` is `sweeps.seed_spread(table)`; `table` is the `sweeps.run_table` the analyses came from.
+    `spread` is `sweeps.seed_spread` of the run table the analyses came from; its mean std is the noise.
     """
     quality = fit_quality(analyses)
     exps = exponents(analyses)
     noise = float(spread["std"].mean()) if len(spread) else np.nan
+    noise_text = f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds"
     n_groups = len(analyses)
     eq1_beyond_noise = int((quality["eq1_max_dev"] > np.maximum(4 * noise, 2 * quality["eq2_max_dev"])).sum())
     pd_larger = int((exps["pd"] > exps["pe"]).sum())
     pd_confident = int((exps["share_pd_gt_pe"] >= 0.95).sum())
     # pd > pe without bootstrap support anywhere is at most a partial reproduction
     if pd_confident:
-        pd_verdict = _verdict(pd_confident, n_groups)
+        pd_verdict = by_count(pd_confident, n_groups)
     else:
-        pd_verdict = "partly reproduced" if pd_larger else "not reproduced"
+        pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
     symmetric = quality.dropna(subset=["symmetric_r2"])
     ratios = [_symmetric_alpha_ratio(a) for a in analyses]
     ratios = [r for r in ratios if np.isfinite(r)]
-    trained = table.drop_duplicates("run_id")
-    rows = [
-        (
+    return [
+        graded(
             "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
             "visibly separate trends for encoder and decoder scaling",
             f"Eq. 1: R^2 {quality['eq1_r2'].min():.1f}-{quality['eq1_r2'].max():.1f}%, max dev "
             f"{quality['eq1_max_dev'].min():.3f}-{quality['eq1_max_dev'].max():.3f} nats; Eq. 2: max dev "
             f"{quality['eq2_max_dev'].min():.3f}-{quality['eq2_max_dev'].max():.3f}; on {eq1_beyond_noise} "
             f"of {n_groups} test sets Eq. 1 misses by more than 4 seed std and twice Eq. 2's worst miss",
-            _verdict(eq1_beyond_noise, n_groups),
+            by_count(eq1_beyond_noise, n_groups),
             "reproduced if Eq. 1's max deviation exceeds max(4 seed std, 2x Eq. 2's) on every test set",
+            noise_text,
         ),
-        (
+        graded(
             "Eq. 2 fitted jointly describes encoder and decoder scaling (Fig. 2, 12)",
             "R^2 > 99% on every test set",
             f"R^2 {quality['eq2_r2'].min():.1f}-{quality['eq2_r2'].max():.1f}% over {n_groups} test sets "
             f"({int(quality['fitted_runs'].min())}-{int(quality['fitted_runs'].max())} runs each)",
-            _verdict(int((quality["eq2_r2"] >= 99).sum()), n_groups),
+            by_count(int((quality["eq2_r2"] >= 99).sum()), n_groups),
             "reproduced if R^2 >= 99% on every test set, partly if on some",
         ),
-        (
+        graded(
             "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
             "R^2 = 99.8% (En->De web domain)",
             f"R^2 {symmetric['symmetric_r2'].min():.1f}-{symmetric['symmetric_r2'].max():.1f}%, max error "
@@ -344,47 +347,52 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame, table: pd.DataFra
             f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
             if len(symmetric)
             else "no symmetric runs",
-            _verdict(int((symmetric["symmetric_r2"] >= 99).sum()), len(symmetric)),
+            by_count(int((symmetric["symmetric_r2"] >= 99).sum()), len(symmetric), "no symmetric runs"),
             "reproduced if R^2 >= 99% on every test set, partly if on some",
         ),
-        (
+        graded(
             "The decoder exponent is larger: pd > pe on every test set (Fig. 5)",
             "pd > pe on all test sets",
             f"pd > pe on {pd_larger} of {n_groups} test sets; in >= 95% of bootstrap refits on "
             f"{pd_confident}",
             pd_verdict,
-            "reproduced if pd > pe in >= 95% of bootstrap refits on every test set",
+            "reproduced if pd > pe in >= 95% of bootstrap refits on every test set; partly if the point "
+            "estimates say so somewhere without that support",
         ),
-        (
+        graded(
             "Symmetric scaling is nearly optimal; lopsided models pay (Fig. 6)",
             "alpha#/alpha* barely above 1 at Nd/N ~ 0.55",
             f"alpha#/alpha* at our symmetric Nd/N: {min(ratios):.3f}-{max(ratios):.3f}"
             if ratios
             else "no fit with both exponents > 0",
-            _verdict(sum(r <= 1.05 for r in ratios), n_groups),
+            by_count(sum(r <= 1.05 for r in ratios), n_groups),
             "reproduced if alpha#/alpha* <= 1.05 at the symmetric models' Nd/N on every test set",
         ),
-        (
+        graded(
             "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
             "0.003 nats std, 0.008 max difference",
             f"{noise:.4f} nats std, {spread['max_difference'].mean():.4f} max difference"
             if len(spread)
             else "no repeated seeds",
-            ("reproduced" if noise <= 0.009 else "larger here") if len(spread) else "not measured",
+            by_count(int(noise <= 0.009), 1) if len(spread) else by_count(0, 0, "no repeated seeds"),
             "reproduced if our mean std is at most 3x the paper's 0.003",
         ),
-        (
+    ]
+
+
+def scale(table: pd.DataFrame) -> list[ScaleStatement]:
+    """Where chapter 1's models stand next to the paper's (`table`: the `sweeps.run_table`)."""
+    trained = table.drop_duplicates("run_id")
+    return [
+        ScaleStatement(
             "Models are in the data-rich regime and trained to near convergence (Sec. 2.1)",
             "40M-1.5B parameters, ~250B tokens each",
             f"{int(trained['N'].min()):,}-{int(trained['N'].max()):,} non-embedding parameters, "
             f"{trained['tokens_per_param'].min():.0f}-{trained['tokens_per_param'].max():.0f} tokens per "
             "parameter, "
             f"last-20% slope {table['slope'].min():+.3f} to {table['slope'].max():+.3f} nats per doubling",
-            "our scale cannot speak for models above ~1M parameters",
-            "a statement of scale, not a test",
-        ),
+        )
     ]
-    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "verdict", "rule"])
 
 
 def _symmetric_alpha_ratio(a: Analysis) -> float:
@@ -397,11 +405,3 @@ def _symmetric_alpha_ratio(a: Analysis) -> float:
     fraction = float((symmetric["Nd"] / symmetric["N"]).mean())
     sharp = laws.alpha_sharp(alpha, pe, pd_, a.ne_bar, a.nd_bar, fraction)
     return float(sharp / laws.alpha_star(alpha, pe, pd_, a.ne_bar, a.nd_bar))
-
-
-def _verdict(passed: int, total: int) -> str:
-    if total == 0:
-        return "not measured"
-    if passed == total:
-        return "reproduced"
-    return "partly reproduced" if passed > 0 else "not reproduced"

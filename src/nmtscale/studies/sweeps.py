@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from nmtscale.config import RunConfig, config_hash, override
-from nmtscale.counting import parameter_counts
+from nmtscale.engine.counting import parameter_counts
 from nmtscale.record import RunSummary
 
 # A model that belongs to several families is labelled by the first of these that contains it: the baseline

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nmtscale import corpus
-from nmtscale.batching import Example
 from nmtscale.config import DataConfig
+from nmtscale.engine.batching import Example
+from nmtscale.engine.tokenizer import Tokenizer, train_tokenizer
 from nmtscale.errors import ConfigurationError, DataError
-from nmtscale.tokenizer import Tokenizer, train_tokenizer
 
 DEV_SPLIT = "dev"
 # A fixed seed for capping training pairs: smaller caps give nested subsets, whatever the run's seed.

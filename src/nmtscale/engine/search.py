@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor
 
-from nmtscale.model import BOS, EOS, PAD, DecodingState, NMTModel
+from nmtscale.engine.model import BOS, EOS, PAD, DecodingState, NMTModel
 
 
 def default_max_len(src: Tensor) -> int:

@@ -1,8 +1,10 @@
 """Scaling laws as plain objects, and the quantities the papers derive from them.
 
 A `Law` is a prediction function of named inputs (columns of `x`) and named parameters, with its analytic
-Jacobian, box bounds and a grid of starting points, so `nmtscale.fitting` can fit any of them, including a law
-a user writes (see `chinchilla_law` for an L(N, D) example). Papers:
+Jacobian, box bounds and a grid of starting points, so `nmtscale.laws.fitting` can fit any of them,
+including a law a user writes (see `chinchilla_law` for an L(N, D) example). The package's submodules fit
+them (`fitting`, `lbfgs`), put intervals on the fits (`uncertainty`) and hold the papers' published
+coefficients (`reference`). Papers:
 
 - Ghorbani et al. 2022, "Scaling Laws for Neural Machine Translation" (Eq. 1-5, Prop. 1, Fig. 6, Sec. 3).
 - Zhang et al. 2022, "Examining Scaling and Transfer of Language Model Architectures for MT" (Eq. 7).
@@ -205,7 +207,7 @@ def chinchilla_law() -> Law:
 
     Parameters a, b, e are log A, log B, log E; the grid is Besiroglu et al.'s 4,500-point grid. Bounds are
     generous (none is active at their optimum) and only keep exp() finite. An example of a user-defined law:
-    nothing in `nmtscale.fitting` knows about it.
+    nothing in `nmtscale.laws.fitting` knows about it.
     """
 
     def predict(x, theta):
@@ -320,7 +322,7 @@ def _fraction(values) -> np.ndarray:
 
 
 def bleu_from_loss(loss, c_b: float, p_b: float) -> np.ndarray:
-    """Ghorbani Eq. 5: BLEU = c_B L^-p_B. `nmtscale.fitting.fit_bleu_vs_loss` fits it."""
+    """Ghorbani Eq. 5: BLEU = c_B L^-p_B. `nmtscale.laws.fitting.fit_bleu_vs_loss` fits it."""
     return c_b * np.asarray(loss, dtype=float) ** -p_b
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmtscale.config import read_yaml
+from nmtscale.engine.model import ModelConfig
 from nmtscale.errors import ConfigurationError, closest
-from nmtscale.model import ModelConfig
 
 COMPONENTS = ("embedding", "softmax", "encoder", "decoder")
 PUBLISHED_KEYS = ("total", "non_embedding", *COMPONENTS)

@@ -1,0 +1,96 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Scorecard: every claim, every verdict
+#
+# Each chapter ends with a table of the papers' claims: what the paper reports, what this book measured, the
+# verdict, the rule that turned the measurement into the verdict and the noise level it was judged against.
+# This page collects those tables from the executed chapters (it is executed after them and reads their
+# notebooks; nothing here is typed by hand). One vocabulary serves the whole book:
+#
+# - **reproduced**: the rule holds in every case it names;
+# - **partly reproduced**: it holds in some cases and fails in none beyond the noise, or holds without the
+#   support the rule asks for;
+# - **not reproduced**: the measurement contradicts the claim;
+# - **not testable at this scale**: the measurement cannot decide, with the reason (the effect lies within
+#   seed noise, the models do not translate yet, a comparison was not run).
+#
+# What a chapter says about its own scale next to the paper's (model sizes, data, convergence) is context,
+# shown in the chapter and not counted here.
+
+# %% tags=["parameters"]
+scale = "cpu"
+seed = 0
+workers = 2
+threads_per_run = 1
+runs_dir = "runs"
+results_dir = "results"
+
+# %%
+import html
+
+import pandas as pd
+from IPython.display import display
+
+from nmtscale import book, charts
+from nmtscale.studies import claims
+
+charts.enable_book_renderer()
+found = book.chapter_claims(scale)
+titles = {chapter: book.chapter_title(chapter) for chapter in found}
+card = claims.scorecard({titles[chapter]: rows for chapter, rows in found.items()})
+counts = claims.counts(card)
+missing = [book.chapter_title(c) for c in book.CLAIM_CHAPTERS if c not in found]
+print(
+    f"scale {scale}: {len(card)} claims in {len(found)} chapters"
+    + (f"; not executed: {missing}" if missing else "")
+)
+
+# %% [markdown]
+# ## Counts per chapter
+
+# %%
+display(counts)
+charts.verdict_bars(counts, claims.VERDICTS)
+
+# %% [markdown]
+# ## Counts per scale
+#
+# The book's pages show the `cpu` scale; the other scales count wherever their chapters were executed on this
+# machine (`python -m nmtscale book run --scale gpu`). The `smoke` scale checks the pipeline, its numbers mean
+# nothing, and it is counted only on its own scorecard.
+
+# %%
+per_scale = {
+    other: claims.scorecard(book.chapter_claims(other))["verdict"].value_counts()
+    for other in book.SCALES
+    if other != "smoke" or scale == "smoke"
+}
+counts_per_scale = pd.DataFrame({s: c for s, c in per_scale.items() if c.sum()}).reindex(claims.VERDICTS)
+counts_per_scale.fillna(0).astype(int).T.assign(claims=lambda frame: frame.sum(axis=1))
+
+# %% [markdown]
+# ## Every claim
+#
+# Each claim links to the table of its chapter that shows the measurement and the rule.
+
+# %%
+anchor = "claims-our-measurements-verdicts"
+linked = card.assign(
+    claim=[
+        f'<a href="{chapter}.html#{anchor}">{html.escape(claim)}</a>'
+        for chapter, rows in found.items()
+        for claim in (row.claim for row in rows)
+    ]
+)
+linked.style.hide(axis="index")

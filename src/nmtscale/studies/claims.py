@@ -1,0 +1,188 @@
+"""One way to grade a paper's claim, shared by every chapter, and the scorecard built from the chapters.
+
+A `Claim` row holds the paper's claim, what the paper reports, what this run of the chapter measured, the
+verdict, the rule that turns the measurement into the verdict and the noise level it was judged against.
+Verdicts come from one vocabulary (`VERDICTS`); "not testable at this scale" always carries its reason. What a
+chapter says about its own scale next to the paper's (sizes, tokens) is a `ScaleStatement`, not a claim, and
+is never counted.
+
+Chapters show their claims with `show`, which also writes them into the executed notebook as JSON
+(`CLAIMS_MIME`); the scorecard page reads every chapter's executed notebook back with `notebook_claims`, so
+its counts are the chapters' tables, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+REPRODUCED = "reproduced"
+PARTLY = "partly reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_TESTABLE = "not testable at this scale"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE)
+# The MIME type under which `show` stores a chapter's claims in its notebook's output, for the scorecard.
+CLAIMS_MIME = "application/vnd.nmtscale.claims+json"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One of a paper's claims and how this chapter's measurement grades it.
+
+    `noise` says which noise level the rule compared against ("" when the rule needs none, for example a
+    count of fits above an R^2); `reason` is required for, and only allowed with, "not testable at this
+    scale".
+    """
+
+    claim: str
+    paper: str
+    measured: str
+    verdict: str
+    rule: str
+    noise: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.claim!r}: verdict {self.verdict!r} is not one of {VERDICTS}")
+        if (self.verdict == NOT_TESTABLE) != bool(self.reason):
+            raise ValueError(
+                f"claim {self.claim!r}: a reason goes with {NOT_TESTABLE!r} and only with it "
+                f"(verdict {self.verdict!r}, reason {self.reason!r})"
+            )
+
+    @property
+    def shown_verdict(self) -> str:
+        return f"{self.verdict}: {self.reason}" if self.reason else self.verdict
+
+
+@dataclass(frozen=True)
+class ScaleStatement:
+    """Where a chapter's models stand next to the paper's (sizes, data, convergence): context, not a test."""
+
+    topic: str
+    paper: str
+    measured: str
+
+
+def untestable(claim: str, paper: str, measured: str, rule: str, reason: str, noise: str = "") -> Claim:
+    """A claim this scale cannot test, with the reason."""
+    return Claim(claim, paper, measured, NOT_TESTABLE, rule, noise, reason)
+
+
+def by_count(
+    passed: int, total: int, none_reason: str = "nothing to measure at this scale"
+) -> tuple[str, str]:
+    """(verdict, reason) for a rule that must hold in each of `total` cases: reproduced if it holds in all,
+    partly if in some, not reproduced if in none; not testable (with `none_reason`) if there are no cases."""
+    if total == 0:
+        return NOT_TESTABLE, none_reason
+    if passed == total:
+        return REPRODUCED, ""
+    return (PARTLY if passed > 0 else NOT_REPRODUCED), ""
+
+
+def by_differences(differences: Iterable[float], noise: float) -> tuple[str, str]:
+    """(verdict, reason) for "the first is better", from differences (worse - better) in several cases:
+    reproduced when every difference exceeds the noise, partly when some do and none goes the other way
+    beyond it, not reproduced when any does; not testable when all lie within the noise."""
+    differences = list(differences)
+    if not differences:
+        return NOT_TESTABLE, "nothing to compare at this scale"
+    if any(d < -noise for d in differences):
+        return NOT_REPRODUCED, ""
+    beyond = sum(d > noise for d in differences)
+    if beyond == len(differences):
+        return REPRODUCED, ""
+    if beyond:
+        return PARTLY, ""
+    return NOT_TESTABLE, f"every difference lies within the noise (±{noise:.3f})"
+
+
+def graded(
+    claim: str, paper: str, measured: str, verdict: tuple[str, str], rule: str, noise: str = ""
+) -> Claim:
+    """A claim whose (verdict, reason) comes from `by_count` or `by_differences`."""
+    return Claim(claim, paper, measured, verdict[0], rule, noise, verdict[1])
+
+
+def table(claims: Sequence[Claim]) -> pd.DataFrame:
+    """The chapter's claims as the book shows them: one row per claim, the reason inside the verdict."""
+    return pd.DataFrame(
+        [
+            {
+                "claim": c.claim,
+                "paper": c.paper,
+                "measured": c.measured,
+                "verdict": c.shown_verdict,
+                "rule": c.rule,
+                "noise": c.noise,
+            }
+            for c in claims
+        ]
+    )
+
+
+def scale_table(statements: Sequence[ScaleStatement]) -> pd.DataFrame:
+    return pd.DataFrame([dataclasses.asdict(s) for s in statements])
+
+
+class ClaimsDisplay:
+    """What `show` displays: the claims table as HTML, and the claims as JSON for the scorecard."""
+
+    def __init__(self, claims: Sequence[Claim]):
+        self.claims = list(claims)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        frame = table(self.claims)
+        return {
+            "text/html": frame.style.hide(axis="index").to_html(),
+            "text/plain": frame.to_string(index=False),
+            CLAIMS_MIME: [dataclasses.asdict(c) for c in self.claims],
+        }
+
+
+def show(claims: Sequence[Claim]) -> ClaimsDisplay:
+    """Display a chapter's claims (the last expression of a cell); the scorecard reads them back."""
+    return ClaimsDisplay(claims)
+
+
+def notebook_claims(notebook: Path) -> list[Claim]:
+    """Every claim an executed notebook showed with `show`, in order. A notebook without any is an error
+    naming it: the scorecard must not count a chapter as having no claims because its table went missing."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    found = [
+        Claim(**row)
+        for cell in cells
+        for output in cell.get("outputs", [])
+        for row in output.get("data", {}).get(CLAIMS_MIME, [])
+    ]
+    if not found:
+        raise ValueError(f"{notebook}: no claims table (a cell ending in nmtscale.studies.claims.show)")
+    return found
+
+
+def scorecard(chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
+    """One row per claim of every chapter (chapter, claim, verdict, reason), in the chapters' order."""
+    return pd.DataFrame(
+        [
+            {"chapter": chapter, "claim": c.claim, "verdict": c.verdict, "reason": c.reason}
+            for chapter, claims in chapters.items()
+            for c in claims
+        ],
+        columns=["chapter", "claim", "verdict", "reason"],
+    )
+
+
+def counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Claims per chapter and verdict (every verdict a column, in `VERDICTS` order, with a total)."""
+    grid = pd.crosstab(card["chapter"], card["verdict"]).reindex(
+        index=list(dict.fromkeys(card["chapter"])), columns=list(VERDICTS), fill_value=0
+    )
+    grid["claims"] = grid.sum(axis=1)
+    return grid

@@ -1,0 +1,94 @@
+"""The one Claim type, its graders, and the scorecard read back from executed notebooks."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nmtscale import book
+from nmtscale.studies import claims
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def claim(verdict: str, reason: str = "", name: str = "c") -> claims.Claim:
+    return claims.Claim(name, "paper", "measured", verdict, "rule", "noise", reason)
+
+
+def test_a_claim_takes_only_the_books_verdicts_and_a_reason_only_when_untestable():
+    with pytest.raises(ValueError, match="'supported' is not one of"):
+        claim("supported")
+    with pytest.raises(ValueError, match="a reason goes with"):
+        claim(claims.NOT_TESTABLE)
+    with pytest.raises(ValueError, match="a reason goes with"):
+        claim(claims.REPRODUCED, "why")
+    assert claim(claims.NOT_TESTABLE, "too small").shown_verdict == "not testable at this scale: too small"
+
+
+def test_by_count_grades_all_some_none_and_nothing():
+    assert claims.by_count(3, 3) == (claims.REPRODUCED, "")
+    assert claims.by_count(1, 3) == (claims.PARTLY, "")
+    assert claims.by_count(0, 3) == (claims.NOT_REPRODUCED, "")
+    assert claims.by_count(0, 0, "no runs") == (claims.NOT_TESTABLE, "no runs")
+
+
+def test_by_differences_weighs_each_difference_against_the_noise():
+    assert claims.by_differences([0.2, 0.3], 0.1) == (claims.REPRODUCED, "")
+    assert claims.by_differences([0.2, 0.05], 0.1) == (claims.PARTLY, "")
+    assert claims.by_differences([0.2, -0.15], 0.1) == (claims.NOT_REPRODUCED, "")
+    verdict, reason = claims.by_differences([0.05, -0.05], 0.1)
+    assert verdict == claims.NOT_TESTABLE and "within the noise (±0.100)" in reason
+
+
+def executed(tmp_path, name: str, shown: list[claims.Claim]):
+    """A notebook whose one cell displayed `shown` with `claims.show`, as papermill would save it."""
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("claims.show(found)")
+    bundle = claims.show(shown)._repr_mimebundle_()
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    notebook.cells = [cell]
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_the_scorecard_reads_back_what_the_chapters_showed(tmp_path):
+    first = [claim(claims.REPRODUCED, name="a"), claim(claims.NOT_TESTABLE, "small", name="b")]
+    second = [claim(claims.PARTLY, name="c")]
+    found = {
+        "one": claims.notebook_claims(executed(tmp_path, "one", first)),
+        "two": claims.notebook_claims(executed(tmp_path, "two", second)),
+    }
+    assert found == {"one": first, "two": second}
+    counts = claims.counts(claims.scorecard(found))
+    assert list(counts.columns) == [*claims.VERDICTS, "claims"]
+    assert counts.loc["one"].to_dict() == {
+        "reproduced": 1,
+        "partly reproduced": 0,
+        "not reproduced": 0,
+        "not testable at this scale": 1,
+        "claims": 2,
+    }
+    assert counts.loc["two", "partly reproduced"] == 1
+
+
+def test_a_notebook_without_its_claims_table_is_an_error_naming_it(tmp_path):
+    path = executed(tmp_path, "empty", [])
+    with pytest.raises(ValueError, match="empty.ipynb: no claims table"):
+        claims.notebook_claims(path)
+
+
+def test_the_committed_scorecard_counts_exactly_the_committed_chapters_claims():
+    """The scorecard page shows the counts of the chapters' claims tables as committed: a chapter re-run
+    without the scorecard (or a hand edit of either) fails here."""
+    counts = claims.counts(claims.scorecard(book.chapter_claims("cpu", ROOT)))
+    notebook = json.loads(book.executed_notebook(book.SCORECARD, "cpu", ROOT).read_text(encoding="utf-8"))
+    shown = [
+        "".join(output["data"]["text/plain"])
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+        if "display(counts)" in "".join(cell["source"]) and "text/plain" in output.get("data", {})
+    ]
+    assert shown == [repr(counts)], "re-run the scorecard: python -m nmtscale book run --chapter scorecard"
+    assert set(counts.index) == {book.chapter_title(c, ROOT) for c in book.CLAIM_CHAPTERS}

@@ -16,6 +16,19 @@
 # The functions a reader can call from their own notebook, module by module, each with a short example that
 # runs when this page is built (its outputs below are real). Every module's docstrings say more; `python -m
 # nmtscale --help` lists the command-line tools.
+#
+# The package has four layers, each importing only from the ones before it:
+#
+# - `nmtscale.engine` (`tokenizer`, `batching`, `data`, `model`, `search`, `metrics`, `langid`, `flops`,
+#   `counting`): how to encode, batch, model, decode and score translation, knowing nothing of the rest;
+# - `nmtscale` itself (`config`, `train`, `record`, `runs`, `pool`, `results`, `corpus`): run configs, the
+#   trainer, run ids and records, the run store and sweeps, the data;
+# - `nmtscale.laws` (the laws at its top; `fitting`, `lbfgs`, `uncertainty`, `reference`): scaling laws and
+#   how to fit them, with intervals;
+# - `nmtscale.studies` (`bivariate`, `composition`, `architectures`, `multilingual`, `sweeps`, `claims`): each
+#   chapter's plan, analysis and claims, and the one Claim type.
+#
+# `charts` and `book` draw and build the book on top of all four.
 
 # %% tags=["parameters"]
 # Filled from params/api/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
@@ -188,7 +201,10 @@ fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 # %% [markdown]
 # More modules serve particular analyses. `nmtscale.laws.reference` finds and loads published data the fitting
 # machinery is checked on (`load_chinchilla_points`, used in Appendix A). Each chapter's analysis has its
-# module, whose `claims` builds the chapter's claim / measurement / verdict table:
+# module in `nmtscale.studies`, whose `claims` grades the paper's claims as a list of
+# `nmtscale.studies.claims.Claim` (claim, paper, measured, verdict, rule, noise, and the reason when a claim
+# is not testable at this scale); `claims.show` displays them in a chapter and stores them in its notebook,
+# where the scorecard page counts them:
 #
 # - `nmtscale.studies.bivariate` (chapter 1): `base_config` (the run config later chapters build on, so
 #   shared runs keep their hashes); `analyse(table, direction, test_set)` fits the univariate and bivariate

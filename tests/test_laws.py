@@ -134,7 +134,8 @@ def test_effective_fraction_recovers_the_fraction_that_built_the_betas():
     fractions = laws.effective_fraction(params)
     np.testing.assert_allclose(fractions["f"], [f_true[p] for p in fractions["p"]])
     # Eq. 8: the single-task law at N_eff gives the multitask loss at N.
-    eff = laws.effective_params([1e8, 1e9], params)
+    eff = fractions.loc[fractions.index.repeat(2)].assign(N=[1e8, 1e9] * len(fractions))
+    eff["N_eff"] = eff["f"] * eff["N"]
     law = laws.joint_law(tuple(f_true))
     multi = law(np.column_stack([eff["N"], eff["p"]]), params)
     single = law(np.column_stack([eff["N_eff"], np.ones(len(eff))]), params)

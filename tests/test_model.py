@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmtscale.engine.model import ARCHITECTURES, BOS, PAD, Dropout, ModelConfig, build_model
+from nmtscale.engine.model import ARCHITECTURES, Dropout, ModelConfig, build_model
+from nmtscale.engine.tokenizer import BOS, PAD
 from nmtscale.train import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")

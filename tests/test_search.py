@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from nmtscale.engine.model import ARCHITECTURES, BOS, EOS, PAD, UNK, ModelConfig, build_model
+from nmtscale.engine.model import ARCHITECTURES, ModelConfig, build_model
 from nmtscale.engine.search import beam_search, greedy
+from nmtscale.engine.tokenizer import BOS, EOS, PAD, UNK
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

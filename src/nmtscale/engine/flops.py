@@ -51,10 +51,3 @@ def forward_flops(cfg: ModelConfig, src_len: int, tgt_len: int) -> int:
 def training_flops_per_target_token(cfg: ModelConfig, src_len: int, tgt_len: int) -> float:
     """Training FLOPs (forward + backward = 3x forward) per target token for sentences of these lengths."""
     return 3 * forward_flops(cfg, src_len, tgt_len) / tgt_len
-
-
-def model_flops_utilization(
-    cfg: ModelConfig, tgt_tokens_per_second: float, src_len: int, tgt_len: int, peak_flops: float
-) -> float:
-    """Achieved training FLOP/s (at the given target-token throughput) as a fraction of a peak FLOP/s."""
-    return tgt_tokens_per_second * training_flops_per_target_token(cfg, src_len, tgt_len) / peak_flops

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
+from nmtscale.engine.tokenizer import PAD  # the id every tokenizer reserves for padding
 
 ARCHITECTURES = ("encdec", "prefixlm", "prefixlm_toponly", "causallm", "causallm_tgtonly")
 NORM_POSITIONS = ("pre", "post")

@@ -8,7 +8,8 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor
 
-from nmtscale.engine.model import BOS, EOS, PAD, DecodingState, NMTModel
+from nmtscale.engine.model import DecodingState, NMTModel
+from nmtscale.engine.tokenizer import BOS, EOS, PAD
 
 
 def default_max_len(src: Tensor) -> int:

@@ -318,15 +318,6 @@ def _fraction(values) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Generation quality (Ghorbani Eq. 5)
-
-
-def bleu_from_loss(loss, c_b: float, p_b: float) -> np.ndarray:
-    """Ghorbani Eq. 5: BLEU = c_B L^-p_B. `nmtscale.laws.fitting.fit_bleu_vs_loss` fits it."""
-    return c_b * np.asarray(loss, dtype=float) ** -p_b
-
-
-# ----------------------------------------------------------------------------------------------------------
 # Multilingual laws (Fernandes Eq. 7-13)
 
 
@@ -396,15 +387,6 @@ def effective_fraction(params: Mapping[str, float]) -> pd.DataFrame:
     ps = np.array(sorted(betas))
     f = (betas[1.0] / np.array([betas[p] for p in ps])) ** (1 / params["alpha"])
     return pd.DataFrame({"p": ps, "f": f})
-
-
-def effective_params(n_params, params: Mapping[str, float]) -> pd.DataFrame:
-    """Fernandes Eq. 9: N_eff^(i,p) = f_i(p) N for every weight p of a `joint_law` fit and every N given."""
-    fractions = effective_fraction(params)
-    n = np.atleast_1d(np.asarray(n_params, dtype=float))
-    frame = fractions.merge(pd.DataFrame({"N": n}), how="cross")
-    frame["N_eff"] = frame["f"] * frame["N"]
-    return frame
 
 
 def f_hat(p, c1: float, c2: float, c3: float) -> np.ndarray:

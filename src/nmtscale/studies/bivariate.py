@@ -280,7 +280,7 @@ def allocation(analyses: Sequence[Analysis], fractions, total_params: float | No
                     "decoder_fraction": fractions,
                     "alpha_ratio": ratio,
                     "penalty": penalty,
-                    "optimal_fraction": pd_ / (pe + pd_),
+                    "optimal_fraction": laws.optimal_allocation(budget, pe, pd_)[1] / budget,
                 }
             )
         )

@@ -45,7 +45,7 @@
 #   effect, a model of the natural German side: they beat the natural-data students on `story` and `ding`
 #   (whose domains the German monolingual text shares: it includes held-out Ding sentences) and lose on
 #   `l10n`, and the small and the large teacher give nearly the same students. Students keep improving with
-#   width well past the small teacher's size, so the capacity hypothesis is **not supported** here, with
+#   width well past the small teacher's size, so the capacity hypothesis is **not reproduced** here, with
 #   the caveat that these students hardly use their source. Forward-translation students learn to imitate
 #   the teacher's output (their loss on it keeps falling with width) and are far worse on natural text.
 # - **C.** Every model of the chapter is decoded across its checkpoints. On the natural test sets BLEU stays

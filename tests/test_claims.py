@@ -82,13 +82,14 @@ def test_a_notebook_without_its_claims_table_is_an_error_naming_it(tmp_path):
 def test_the_committed_scorecard_counts_exactly_the_committed_chapters_claims():
     """The scorecard page shows the counts of the chapters' claims tables as committed: a chapter re-run
     without the scorecard (or a hand edit of either) fails here."""
-    counts = claims.counts(claims.scorecard(book.chapter_claims("cpu", ROOT)))
+    found = book.chapter_claims("cpu", ROOT)
+    counts = claims.counts(claims.scorecard({book.chapter_title(c, ROOT): rows for c, rows in found.items()}))
     notebook = json.loads(book.executed_notebook(book.SCORECARD, "cpu", ROOT).read_text(encoding="utf-8"))
     shown = [
-        "".join(output["data"]["text/plain"])
+        "".join(output["data"]["text/html"])
         for cell in notebook["cells"]
         for output in cell.get("outputs", [])
-        if "display(counts)" in "".join(cell["source"]) and "text/plain" in output.get("data", {})
+        if "display(counts)" in "".join(cell["source"]) and output["output_type"] == "display_data"
     ]
-    assert shown == [repr(counts)], "re-run the scorecard: python -m nmtscale book run --chapter scorecard"
+    assert shown == [counts._repr_html_()], "re-run it: python -m nmtscale book run --chapter scorecard"
     assert set(counts.index) == {book.chapter_title(c, ROOT) for c in book.CLAIM_CHAPTERS}

@@ -258,7 +258,7 @@ spread
 # The exponents' uncertainty is a nonparametric bootstrap over the fitted runs.
 
 # %%
-analyses = bivariate.analyse_all(table, seed=seed, n_bootstrap=n_bootstrap)
+analyses = bivariate.analyse_all(table, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
 quality = bivariate.fit_quality(analyses)
 quality
 
@@ -504,9 +504,9 @@ print(
 # %%
 budget_exponents = pd.concat(
     [
-        bivariate.exponents(bivariate.analyse_all(frame, seed=seed, n_bootstrap=n_bootstrap)).assign(
-            steps_trained=n
-        )
+        bivariate.exponents(
+            bivariate.analyse_all(frame, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
+        ).assign(steps_trained=n)
         for frame, n in ((short_table, steps), (long_table, long_steps))
     ],
     ignore_index=True,

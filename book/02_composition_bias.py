@@ -151,7 +151,7 @@ print(
     f"{len(plan)} chapter-1 runs; seed standard deviation {spread['std'].mean():.4f} nats -> threshold "
     f"{threshold:.3f} nats"
 )
-analyses = bivariate.analyse_all(table, seed=seed, n_bootstrap=n_bootstrap)
+analyses = bivariate.analyse_all(table, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
 comp = composition.composition_table(analyses, threshold)
 comp
 
@@ -177,7 +177,7 @@ slopes
 long_plan = bivariate.long_plan(chapter1)
 long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run)
 long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
-long_analyses = bivariate.analyse_all(long_table, seed=seed, n_bootstrap=n_bootstrap)
+long_analyses = bivariate.analyse_all(long_table, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
 long_comp = composition.composition_table(long_analyses, threshold)
 long_slopes = composition.size_slopes(long_table, bivariate.FIT_APPROACHES)
 display(long_comp)

@@ -382,7 +382,7 @@ gap_table
 # %%
 settings = arch.evaluation_settings(buckets, SOURCE_ORIGINAL, TARGET_ORIGINAL)
 setting_fits = arch.fit_power_laws(
-    settings, ["group", "variant", "setting"], n0, relative_sigma, n_perturbations, seed
+    settings, ["group", "variant", "setting"], n0, relative_sigma, n_perturbations, seed, workers
 )
 exponents = arch.law_parameters(setting_fits)
 order = ["source-original", "target-original", *arch.LENGTH_BUCKETS]

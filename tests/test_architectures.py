@@ -138,6 +138,9 @@ def test_eq7_fits_recover_the_law_and_name_parameters_as_the_paper():
         params["alpha"] <= params["alpha_upper"]
     ).all()
     assert (params["alpha_gt_0"] == 1.0).all()
+    # two worker processes refit the same perturbed samples as one process does
+    parallel = arch.fit_power_laws(points, ["variant"], n0, relative_sigma=0.001, n_samples=8, workers=2)
+    pd.testing.assert_frame_equal(arch.law_parameters(parallel), arch.law_parameters(fits), rtol=1e-6)
     curves = arch.law_curves(fits, n_points=5)
     assert len(curves) == 10 and curves["N"].min() == 1000.0
     point_only = arch.law_parameters(arch.fit_power_laws(points, ["variant"], n0, 0.001))

@@ -494,3 +494,19 @@ def test_chinchilla_refit_with_scipy_lbfgsb_one_start_at_a_time():
         law, x, y, starts=law.start_grid()[::9], reduction="mean", batched=False
     )
     assert mean_fit.objective * len(y) > fit.objective
+
+
+def test_restarted_refits_in_workers_match_the_refits_in_this_process():
+    sizes = pd.DataFrame({"N": np.geomspace(1e5, 1e7, 6)})
+    rng = np.random.default_rng(3)
+    law = laws.power_law(n0=1e6)
+    y = law(sizes, {"alpha": 0.8, "p": 0.3, "L_inf": 2.0}) + rng.normal(0, 0.01, 6)
+    fit = fitting.fit_multistart(law, sizes, y)
+    here = uncertainty.bootstrap(fit, n_samples=6, seed=1, starts=law.start_grid())
+    (shared,) = uncertainty.restarted_in_workers(
+        [fit], [(laws.power_law, (1e6,))], "bootstrap", n_samples=6, seed=1, workers=2
+    )
+    assert shared.fit is fit and shared.method == here.method
+    pd.testing.assert_frame_equal(shared.samples, here.samples, rtol=1e-6)
+    with pytest.raises(ValueError, match="'bootstrap' or 'perturbation'"):
+        uncertainty.restarted_in_workers([fit], [(laws.power_law, (1e6,))], "jackknife", 6)

@@ -13,12 +13,16 @@ Results are tidy DataFrames for Altair: coefficients with standard errors and in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from nmtscale.laws.fitting import Fit
+from nmtscale import pool
+from nmtscale.laws import Law
+from nmtscale.laws.fitting import Fit, fit_multistart
 
 
 @dataclass
@@ -86,6 +90,53 @@ def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0, starts: np.ndarray 
         rows = rng.integers(0, n, size=n)
         refits.append(fit.refit(fit.x[rows], fit.y[rows], refit_starts))
     return _uncertainty(fit, f"bootstrap(n={n_samples})", refits)
+
+
+def restarted_in_workers(
+    fits: Sequence[Fit],
+    law_factories: Sequence[tuple[Callable[..., Law], tuple[Any, ...]]],
+    kind: str,
+    n_samples: int,
+    seed: int = 0,
+    relative_sigma: float = 0.01,
+    workers: int = 1,
+) -> list[Uncertainty]:
+    """`bootstrap` or `perturbation` (`kind`) of every fit, each refit restarted from its law's start grid,
+    the fits shared out over `workers` processes: the same samples as `workers=1` gives.
+
+    A fit holds its law's functions, which do not pickle, so each law travels as a module-level factory and
+    its arguments, e.g. ``(laws.bivariate_law, (ne_bar, nd_bar))``; the fits must come from
+    `fitting.fit_multistart` with its defaults, which each worker repeats before refitting."""
+    if kind not in ("bootstrap", "perturbation"):
+        raise ValueError(f"kind must be 'bootstrap' or 'perturbation', not {kind!r}")
+    if len(fits) != len(law_factories):
+        raise ValueError(f"{len(fits)} fits but {len(law_factories)} law factories")
+    _check_samples(n_samples)
+    jobs = [
+        (factory, args, fit.x, fit.y, kind, n_samples, seed, relative_sigma)
+        for fit, (factory, args) in zip(fits, law_factories, strict=True)
+    ]
+    refits = pool.parallel_map(_restarted_refits, jobs, workers)
+    return [Uncertainty(fit, *refit) for fit, refit in zip(fits, refits, strict=True)]
+
+
+def _restarted_refits(
+    factory: Callable[..., Law],
+    args: tuple[Any, ...],
+    x: np.ndarray,
+    y: np.ndarray,
+    kind: str,
+    n_samples: int,
+    seed: int,
+    relative_sigma: float,
+) -> tuple[str, pd.DataFrame]:
+    law = factory(*args)
+    fit = fit_multistart(law, x, y)
+    if kind == "bootstrap":
+        spread = bootstrap(fit, n_samples, seed, starts=law.start_grid())
+    else:
+        spread = perturbation(fit, n_samples, relative_sigma, seed, starts=law.start_grid())
+    return spread.method, spread.samples
 
 
 def _refit_starts(fit: Fit, starts: np.ndarray | None) -> np.ndarray:

@@ -400,27 +400,34 @@ def fit_power_laws(
     relative_sigma: float,
     n_samples: int = 0,
     seed: int = 0,
+    workers: int = 1,
 ) -> list[LawFit]:
     """Zhang Eq. 7, L(N) = beta (N / N0)^-alpha + L_inf, fitted to the rows (columns N, loss) of each group of
     `by` by the robust multi-start fit from the law's start grid. With `n_samples` > 1 the uncertainty
     refits on losses perturbed by Gaussian noise of `relative_sigma` x loss, each refit restarted from the
     whole grid: with as few points as parameters a warm-started refit stays in the first fit's valley and
-    understates the spread tenfold or more. Groups need >= 3 points."""
-    # scipy's L-BFGS-B per start: on 3-6 points about 4x faster than the batched optimiser
-    law = dataclasses.replace(laws.power_law(n0), batched=False)
-    results = []
-    for values, group in points.dropna(subset=["loss"]).groupby(list(by), sort=False):
+    understates the spread tenfold or more. The groups' refits run in `workers` processes. Groups need >= 3
+    points."""
+    groups = list(points.dropna(subset=["loss"]).groupby(list(by), sort=False))
+    for values, group in groups:
         if len(group) < 3:
             raise ValueError(f"group {values}: {len(group)} points; Eq. 7 has 3 parameters")
-        fit = fitting.fit_multistart(law, group[["N"]], group["loss"].to_numpy())
-        spread = (
-            uncertainty.perturbation(fit, n_samples, relative_sigma, seed, starts=law.start_grid())
-            if n_samples > 1
-            else None
+    law = _eq7(n0)
+    fits = [fitting.fit_multistart(law, group[["N"]], group["loss"].to_numpy()) for _, group in groups]
+    spreads: list[uncertainty.Uncertainty | None] = [None] * len(fits)
+    if n_samples > 1:
+        spreads = uncertainty.restarted_in_workers(
+            fits, [(_eq7, (n0,))] * len(fits), "perturbation", n_samples, seed, relative_sigma, workers
         )
-        keys = dict(zip(by, values if isinstance(values, tuple) else (values,), strict=True))
-        results.append(LawFit(keys, fit, spread))
-    return results
+    return [
+        LawFit(dict(zip(by, values if isinstance(values, tuple) else (values,), strict=True)), fit, spread)
+        for (values, _), fit, spread in zip(groups, fits, spreads, strict=True)
+    ]
+
+
+def _eq7(n0: float) -> laws.Law:
+    # scipy's L-BFGS-B per start: on 3-6 points about 4x faster than the batched optimiser
+    return dataclasses.replace(laws.power_law(n0), batched=False)
 
 
 def law_parameters(fits: Sequence[LawFit], level: float = 0.95) -> pd.DataFrame:

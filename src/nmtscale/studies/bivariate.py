@@ -9,6 +9,7 @@ functions turn a list of analyses into the chapter's tables and chart data.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,7 +110,7 @@ class Analysis:
     bivariate: Fit  # Eq. 2, robust multi-start fit on the same runs
     recipe: Fit  # Eq. 2, Ghorbani App. E soft_l1 recipe on the same runs
     held_out: Diagnostics | None  # Eq. 2 evaluated on the symmetric runs (None when there are none)
-    spread: Uncertainty  # bootstrap of the multi-start fit
+    spread: Uncertainty | None  # bootstrap of the multi-start fit (None only while it is being made)
 
     @property
     def fit_points(self) -> pd.DataFrame:
@@ -124,6 +125,36 @@ def analyse(
     table: pd.DataFrame, direction: str, test_set: str, seed: int = 0, n_bootstrap: int = 200
 ) -> Analysis:
     """Fit Eq. 1 and Eq. 2 to one direction and test set of a `run_table` (runs of its first seed only)."""
+    return _bootstrapped([_fitted(table, direction, test_set, seed)], seed, n_bootstrap, workers=1)[0]
+
+
+def analyse_all(
+    table: pd.DataFrame, seed: int = 0, n_bootstrap: int = 200, workers: int = 1
+) -> list[Analysis]:
+    """`analyse` for every direction and test set of the table, in the table's order; the bootstraps run in
+    `workers` processes."""
+    groups = table[["direction", "test_set"]].drop_duplicates().itertuples(index=False)
+    return _bootstrapped(
+        [_fitted(table, g.direction, g.test_set, seed) for g in groups], seed, n_bootstrap, workers
+    )
+
+
+def _bootstrapped(fitted: list[Analysis], seed: int, n_bootstrap: int, workers: int) -> list[Analysis]:
+    # Each refit restarts from the law's start grid: refits warm-started at the estimate stop there at once
+    # on these flat objectives and understate the spread about tenfold.
+    spreads = uncertainty.restarted_in_workers(
+        [a.bivariate for a in fitted],
+        [(laws.bivariate_law, (a.ne_bar, a.nd_bar)) for a in fitted],
+        "bootstrap",
+        n_bootstrap,
+        seed,
+        workers=workers,
+    )
+    return [dataclasses.replace(a, spread=spread) for a, spread in zip(fitted, spreads, strict=True)]
+
+
+def _fitted(table: pd.DataFrame, direction: str, test_set: str, seed: int) -> Analysis:
+    """An `Analysis` of one direction and test set without its bootstrap (`spread` None)."""
     rows = table[(table["direction"] == direction) & (table["test_set"] == test_set)].dropna(subset=["loss"])
     if rows.empty:
         raise ValueError(f"no finished runs for {direction} on test set {test_set!r}")
@@ -142,18 +173,9 @@ def analyse(
     held_out = (
         bivariate.evaluate(held_out_rows[["Ne", "Nd"]], held_out_rows["loss"]) if len(held_out_rows) else None
     )
-    # Each refit restarts from the law's start grid: refits warm-started at the estimate stop there at once
-    # on these flat objectives and understate the spread about tenfold.
-    spread = uncertainty.bootstrap(bivariate, n_samples=n_bootstrap, seed=seed, starts=law.start_grid())
     return Analysis(
-        direction, test_set, ne_bar, nd_bar, points, univariate, bivariate, recipe, held_out, spread
+        direction, test_set, ne_bar, nd_bar, points, univariate, bivariate, recipe, held_out, None
     )
-
-
-def analyse_all(table: pd.DataFrame, seed: int = 0, n_bootstrap: int = 200) -> list[Analysis]:
-    """`analyse` for every direction and test set of the table, in the table's order."""
-    groups = table[["direction", "test_set"]].drop_duplicates().itertuples(index=False)
-    return [analyse(table, g.direction, g.test_set, seed, n_bootstrap) for g in groups]
 
 
 def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:

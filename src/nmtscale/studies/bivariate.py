@@ -9,7 +9,6 @@ functions turn a list of analyses into the chapter's tables and chart data.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,7 +109,7 @@ class Analysis:
     bivariate: Fit  # Eq. 2, robust multi-start fit on the same runs
     recipe: Fit  # Eq. 2, Ghorbani App. E soft_l1 recipe on the same runs
     held_out: Diagnostics | None  # Eq. 2 evaluated on the symmetric runs (None when there are none)
-    spread: Uncertainty | None  # bootstrap of the multi-start fit (None only while it is being made)
+    spread: Uncertainty  # bootstrap of the multi-start fit
 
     @property
     def fit_points(self) -> pd.DataFrame:
@@ -139,22 +138,22 @@ def analyse_all(
     )
 
 
-def _bootstrapped(fitted: list[Analysis], seed: int, n_bootstrap: int, workers: int) -> list[Analysis]:
+def _bootstrapped(fitted: list[dict[str, Any]], seed: int, n_bootstrap: int, workers: int) -> list[Analysis]:
     # Each refit restarts from the law's start grid: refits warm-started at the estimate stop there at once
     # on these flat objectives and understate the spread about tenfold.
     spreads = uncertainty.restarted_in_workers(
-        [a.bivariate for a in fitted],
-        [(laws.bivariate_law, (a.ne_bar, a.nd_bar)) for a in fitted],
+        [f["bivariate"] for f in fitted],
+        [(laws.bivariate_law, (f["ne_bar"], f["nd_bar"])) for f in fitted],
         "bootstrap",
         n_bootstrap,
         seed,
         workers=workers,
     )
-    return [dataclasses.replace(a, spread=spread) for a, spread in zip(fitted, spreads, strict=True)]
+    return [Analysis(**f, spread=spread) for f, spread in zip(fitted, spreads, strict=True)]
 
 
-def _fitted(table: pd.DataFrame, direction: str, test_set: str, seed: int) -> Analysis:
-    """An `Analysis` of one direction and test set without its bootstrap (`spread` None)."""
+def _fitted(table: pd.DataFrame, direction: str, test_set: str, seed: int) -> dict[str, Any]:
+    """The fields of the `Analysis` of one direction and test set, all but its bootstrap `spread`."""
     rows = table[(table["direction"] == direction) & (table["test_set"] == test_set)].dropna(subset=["loss"])
     if rows.empty:
         raise ValueError(f"no finished runs for {direction} on test set {test_set!r}")
@@ -173,9 +172,17 @@ def _fitted(table: pd.DataFrame, direction: str, test_set: str, seed: int) -> An
     held_out = (
         bivariate.evaluate(held_out_rows[["Ne", "Nd"]], held_out_rows["loss"]) if len(held_out_rows) else None
     )
-    return Analysis(
-        direction, test_set, ne_bar, nd_bar, points, univariate, bivariate, recipe, held_out, None
-    )
+    return {
+        "direction": direction,
+        "test_set": test_set,
+        "ne_bar": ne_bar,
+        "nd_bar": nd_bar,
+        "points": points,
+        "univariate": univariate,
+        "bivariate": bivariate,
+        "recipe": recipe,
+        "held_out": held_out,
+    }
 
 
 def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:

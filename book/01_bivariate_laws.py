@@ -56,7 +56,7 @@
 # Filled from params/01_bivariate_laws/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
 scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
-workers = 2  # runs trained side by side
+workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining

@@ -66,7 +66,7 @@
 # Filled from params/03_lm_vs_encdec/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
 scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
-workers = 2  # runs trained side by side
+workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
@@ -124,7 +124,6 @@ transfer_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep":
 
 # %%
 import time
-from dataclasses import replace
 
 import altair as alt
 import numpy as np
@@ -133,7 +132,6 @@ from IPython.display import Markdown, display
 
 from nmtscale import charts, corpus, runs
 from nmtscale.config import override
-from nmtscale.engine.data import prepare_data
 from nmtscale.studies import architectures as arch
 from nmtscale.studies import bivariate, claims
 
@@ -505,15 +503,7 @@ ml_base = override(
     },
 )
 if any("zh" in direction.split("-") for direction in ml_directions):
-    vocabulary_check = pd.DataFrame(
-        [
-            {"byte_fallback": fallback}
-            | arch.piece_shares(
-                prepare_data(replace(ml_base.data, byte_fallback=fallback), runs.cache_root()), "zh"
-            )
-            for fallback in (False, True)
-        ]
-    )
+    vocabulary_check = arch.vocabulary_check(ml_base.data, runs.cache_root(), "zh", workers)
     display(vocabulary_check.rename(columns={"unknown": "unknown share", "byte": "byte-piece share"}))
 
 # %%

@@ -63,7 +63,7 @@
 # Filled from params/04_multilingual_laws/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
 scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
-workers = 2  # runs trained side by side
+workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
@@ -212,7 +212,7 @@ corrections.sort_values(["cohort", "direction", "test_set", "size"])
 
 # %%
 y = "loss_corrected"
-coefficients, per_weight_curves = multilingual.per_weight_fits(pairs, y, n0, n_perturbations, seed)
+coefficients, per_weight_curves = multilingual.per_weight_fits(pairs, y, n0, n_perturbations, seed, workers)
 points = pairs.assign(y=pairs[y])
 
 
@@ -286,7 +286,7 @@ flat.pivot_table(index=multilingual.GROUP, columns="parameter", values=["max_z",
 # question is whether the measured points follow them.
 
 # %%
-joints = multilingual.joint_fits(pairs, y, n0, n_perturbations, seed)
+joints = multilingual.joint_fits(pairs, y, n0, n_perturbations, seed, workers)
 joint_lines = multilingual.joint_curves(joints)
 comparison = multilingual.joint_vs_per_weight(joints, n0)
 comparison.round(3)

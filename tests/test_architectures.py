@@ -8,7 +8,7 @@ import pytest
 from toy import user_run
 
 from nmtscale import laws, runs
-from nmtscale.config import from_dict
+from nmtscale.config import DataConfig, from_dict
 from nmtscale.engine.batching import Example
 from nmtscale.engine.data import ExperimentData
 from nmtscale.engine.data import TestSet as DataTestSet
@@ -463,3 +463,16 @@ def test_piece_shares_count_unknown_and_byte_reference_pieces():
     assert arch.piece_shares(data, "zh") == {"unknown": pytest.approx(0.25), "byte": pytest.approx(0.375)}
     with pytest.raises(ValueError, match="'fr'"):
         arch.piece_shares(data, "fr")
+
+
+def test_vocabulary_check_trains_both_vocabularies_side_by_side(tmp_path):
+    cfg = DataConfig(
+        directions=["en-zh"],
+        test_sets=["story"],
+        vocab_size=1000,
+        character_coverage=0.98,
+        max_train_pairs=300,
+    )
+    check = arch.vocabulary_check(cfg, tmp_path, "zh", workers=2).set_index("byte_fallback")
+    assert check.loc[False, "unknown"] > 0.01 and check.loc[False, "byte"] == 0
+    assert check.loc[True, "unknown"] == 0 and check.loc[True, "byte"] > 0

@@ -1,6 +1,7 @@
 """Fitting machinery: recovery of known parameters from noisy synthetic data, the papers' recipes,
 uncertainty, bad input, and Besiroglu et al.'s refit of the published Chinchilla data."""
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -510,3 +511,14 @@ def test_restarted_refits_in_workers_match_the_refits_in_this_process():
     pd.testing.assert_frame_equal(shared.samples, here.samples, rtol=1e-6)
     with pytest.raises(ValueError, match="'bootstrap' or 'perturbation'"):
         uncertainty.restarted_in_workers([fit], [(laws.power_law, (1e6,))], "jackknife", 6)
+    # Fewer starts, one at a time: the refits follow the choice, and still match this process's.
+    one_at_a_time = dataclasses.replace(
+        fit, refit=lambda x, y, starts: fitting.fit_multistart(law, x, y, starts=starts, batched=False)
+    )
+    here = uncertainty.perturbation(one_at_a_time, n_samples=4, seed=2, starts=law.start_grid()[::3])
+    (shared,) = uncertainty.restarted_in_workers(
+        [fit], [(laws.power_law, (1e6,))], "perturbation", 4, 2, start_stride=3, batched_refits=False
+    )
+    pd.testing.assert_frame_equal(shared.samples, here.samples, rtol=1e-6)
+    with pytest.raises(ValueError, match="start_stride"):
+        uncertainty.restarted_in_workers([fit], [(laws.power_law, (1e6,))], "bootstrap", 6, start_stride=0)

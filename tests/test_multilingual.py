@@ -139,6 +139,18 @@ def test_joint_law_recovers_the_effective_fraction_and_per_weight_alphas_are_fla
     assert (comparison["eq7_r2"] > 99.9).all()
 
 
+def test_fits_shared_over_workers_give_the_same_spreads():
+    table = synthetic_table(lambda p: p**0.5)
+    table["loss"] *= np.random.default_rng(0).normal(1.0, 0.002, len(table))
+    one = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
+    two = multilingual.per_weight_fits(table, n0=N0, n_samples=3, workers=2)
+    for mine, theirs in zip(one, two, strict=True):
+        pd.testing.assert_frame_equal(mine, theirs, rtol=1e-6)
+    one = multilingual.effective_fractions(multilingual.joint_fits(table, n0=N0, n_samples=3))
+    two = multilingual.effective_fractions(multilingual.joint_fits(table, n0=N0, n_samples=3, workers=2))
+    pd.testing.assert_frame_equal(one, two, rtol=1e-6)
+
+
 def test_linear_f_hat_predicts_held_out_weights_and_the_frontier():
     table = synthetic_table(lambda p: laws.f_hat_linear(p, 0.6))
     fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)

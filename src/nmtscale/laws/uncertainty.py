@@ -14,7 +14,7 @@ Results are tidy DataFrames for Altair: coefficients with standard errors and in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -100,20 +100,26 @@ def restarted_in_workers(
     seed: int = 0,
     relative_sigma: float = 0.01,
     workers: int = 1,
+    start_stride: int = 1,
+    batched_refits: bool | None = None,
 ) -> list[Uncertainty]:
-    """`bootstrap` or `perturbation` (`kind`) of every fit, each refit restarted from its law's start grid,
-    the fits shared out over `workers` processes: the same samples as `workers=1` gives.
+    """`bootstrap` or `perturbation` (`kind`) of every fit, each refit restarted from its law's start grid
+    (every `start_stride`-th start), the fits shared out over `workers` processes: the same samples as
+    `workers=1` gives.
 
     A fit holds its law's functions, which do not pickle, so each law travels as a module-level factory and
     its arguments, e.g. ``(laws.bivariate_law, (ne_bar, nd_bar))``; the fits must come from
-    `fitting.fit_multistart` with its defaults, which each worker repeats before refitting."""
+    `fitting.fit_multistart` with its defaults, which each worker repeats before refitting. `batched_refits`
+    overrides the refits' `batched` choice (None: the law's default)."""
     if kind not in ("bootstrap", "perturbation"):
         raise ValueError(f"kind must be 'bootstrap' or 'perturbation', not {kind!r}")
     if len(fits) != len(law_factories):
         raise ValueError(f"{len(fits)} fits but {len(law_factories)} law factories")
     _check_samples(n_samples)
+    if start_stride < 1:
+        raise ValueError(f"start_stride must be at least 1, got {start_stride}")
     jobs = [
-        (factory, args, fit.x, fit.y, kind, n_samples, seed, relative_sigma)
+        (factory, args, fit.x, fit.y, kind, n_samples, seed, relative_sigma, start_stride, batched_refits)
         for fit, (factory, args) in zip(fits, law_factories, strict=True)
     ]
     refits = pool.parallel_map(_restarted_refits, jobs, workers)
@@ -129,13 +135,20 @@ def _restarted_refits(
     n_samples: int,
     seed: int,
     relative_sigma: float,
+    start_stride: int,
+    batched_refits: bool | None,
 ) -> tuple[str, pd.DataFrame]:
     law = factory(*args)
     fit = fit_multistart(law, x, y)
+    if batched_refits is not None:
+        fit = replace(
+            fit, refit=lambda x, y, starts: fit_multistart(law, x, y, starts=starts, batched=batched_refits)
+        )
+    starts = law.start_grid()[::start_stride]
     if kind == "bootstrap":
-        spread = bootstrap(fit, n_samples, seed, starts=law.start_grid())
+        spread = bootstrap(fit, n_samples, seed, starts=starts)
     else:
-        spread = perturbation(fit, n_samples, relative_sigma, seed, starts=law.start_grid())
+        spread = perturbation(fit, n_samples, relative_sigma, seed, starts=starts)
     return spread.method, spread.samples
 
 

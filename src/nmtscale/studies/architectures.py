@@ -31,9 +31,15 @@ import pandas as pd
 import torch
 
 from nmtscale import laws, pool, runs
-from nmtscale.config import RunConfig, config_hash, override
+from nmtscale.config import DataConfig, RunConfig, config_hash, override
 from nmtscale.engine.counting import lm_deep_config, lm_wide_config, parameter_counts
-from nmtscale.engine.data import ExperimentData, encode_pairs, split_direction, uses_target_tags
+from nmtscale.engine.data import (
+    ExperimentData,
+    encode_pairs,
+    prepare_data,
+    split_direction,
+    uses_target_tags,
+)
 from nmtscale.engine.flops import forward_flops, training_flops_per_target_token
 from nmtscale.engine.metrics import bleu, chrf, off_target_rate
 from nmtscale.engine.model import ModelConfig
@@ -471,6 +477,19 @@ def piece_shares(data: ExperimentData, lang: str) -> dict[str, float]:
         "unknown": sum(token == UNK for token in targets) / len(targets),
         "byte": sum(map(data.tokenizer.is_byte, targets)) / len(targets),
     }
+
+
+def vocabulary_check(data: DataConfig, cache_dir: Path, lang: str, workers: int = 1) -> pd.DataFrame:
+    """`piece_shares` of `lang`'s references under the vocabulary of `data` without and with byte fallback
+    (columns byte_fallback, unknown, byte), the two vocabularies trained side by side over `workers`."""
+    fallbacks = (False, True)
+    jobs = [(dataclasses.replace(data, byte_fallback=fallback), cache_dir, lang) for fallback in fallbacks]
+    shares = pool.parallel_map(_prepared_piece_shares, jobs, workers)
+    return pd.DataFrame([{"byte_fallback": f} | s for f, s in zip(fallbacks, shares, strict=True)])
+
+
+def _prepared_piece_shares(data: DataConfig, cache_dir: Path, lang: str) -> dict[str, float]:
+    return piece_shares(prepare_data(data, cache_dir), lang)
 
 
 def direction_kind(direction: str, trained: Sequence[str]) -> str:

@@ -12,7 +12,6 @@ predictions of held-out weights and of the trade-off frontier, and the claims ta
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -326,31 +325,42 @@ def own_weight_inputs(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_weight_fits(
-    table: pd.DataFrame, y: str = "loss", n0: float = 1.0, n_samples: int = 50, seed: int = 0
+    table: pd.DataFrame,
+    y: str = "loss",
+    n0: float = 1.0,
+    n_samples: int = 50,
+    seed: int = 0,
+    workers: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fernandes Eq. 6: a power law in N for every cohort, direction, test set and own weight, with the
-    perturbation uncertainty of footnote 5 (refits on y + 1% Gaussian noise, each from the law's start grid).
+    perturbation uncertainty of footnote 5 (refits on y + 1% Gaussian noise, each restarted from the law's
+    start grid), the refits shared out over `workers` processes.
 
     Returns (coefficients, curves). coefficients: one row per fit and coefficient in the paper's names (beta,
     alpha, L_inf) with estimate, std_error, and the fit's r2, rmse and number of points. curves: each fit
     evaluated on a grid of N (columns cohort, direction, test_set, weight, N, y).
     """
     law = laws.power_law(n0=n0)
-    rows, curves = [], []
+    keys, fits = [], []
     for (cohort, direction, test_set, weight), group in table.dropna(subset=[y]).groupby([*GROUP, "weight"]):
-        if len(group) < len(law.parameters):
-            continue
-        fit = fitting.fit_multistart(law, group["N"], group[y])
-        # Each refit restarts from a third of the start grid, one start at a time: on four points the batched
-        # optimiser's fixed cost is ten times that of scipy's L-BFGS-B, and warm-started refits stay in the
-        # estimate's valley and understate the spread about thirtyfold (measured on a 4-size fit).
-        restarting = dataclasses.replace(
-            fit, refit=lambda x, y, starts: fitting.fit_multistart(law, x, y, starts=starts, batched=False)
-        )
-        spread = uncertainty.perturbation(
-            restarting, n_samples=n_samples, seed=seed, starts=law.start_grid()[::3]
-        )
-        key = {"cohort": cohort, "direction": direction, "test_set": test_set, "weight": weight}
+        if len(group) >= len(law.parameters):
+            keys.append({"cohort": cohort, "direction": direction, "test_set": test_set, "weight": weight})
+            fits.append(fitting.fit_multistart(law, group["N"], group[y]))
+    # Each refit restarts from a third of the start grid, one start at a time: on four points the batched
+    # optimiser's fixed cost is ten times that of scipy's L-BFGS-B, and warm-started refits stay in the
+    # estimate's valley and understate the spread about thirtyfold (measured on a 4-size fit).
+    spreads = uncertainty.restarted_in_workers(
+        fits,
+        [(laws.power_law, (n0,))] * len(fits),
+        "perturbation",
+        n_samples,
+        seed,
+        workers=workers,
+        start_stride=3,
+        batched_refits=False,
+    )
+    rows, curves = [], []
+    for key, fit, spread in zip(keys, fits, spreads, strict=True):
         for coefficient in spread.coefficients().itertuples():
             rows.append(
                 {
@@ -360,10 +370,10 @@ def per_weight_fits(
                     "std_error": coefficient.std_error,
                     "r2": fit.diagnostics.r2,
                     "rmse": fit.diagnostics.rmse,
-                    "points": len(group),
+                    "points": len(fit.y),
                 }
             )
-        grid = size_grid(group["N"])
+        grid = size_grid(fit.x[:, 0])
         curves.append(pd.DataFrame({**key, "N": grid, "y": fit.predict(grid)}))
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
 
@@ -413,34 +423,47 @@ class JointFit:
 
 
 def joint_fits(
-    table: pd.DataFrame, y: str = "loss", n0: float = 1.0, n_samples: int = 50, seed: int = 0
+    table: pd.DataFrame,
+    y: str = "loss",
+    n0: float = 1.0,
+    n_samples: int = 50,
+    seed: int = 0,
+    workers: int = 1,
 ) -> list[JointFit]:
     """Fernandes Eq. 7 (one beta per weight, alpha and L_inf shared) per cohort, direction and test set, with
-    f_i(p) (Eq. 10) and its perturbation spread (none with `n_samples` 0). Groups without the
-    single-direction model (weight 1) are skipped: f is defined against it."""
-    fits = []
-    for (cohort, direction, test_set), group in table.dropna(subset=[y]).groupby(GROUP):
-        weights = sorted(group["weight"].unique())
+    f_i(p) (Eq. 10) and its perturbation spread (none with `n_samples` 0), the refits shared out over
+    `workers` processes. Groups without the single-direction model (weight 1) are skipped: f is defined
+    against it."""
+    keys, groups, factories, fits = [], [], [], []
+    for key, group in table.dropna(subset=[y]).groupby(GROUP):
+        weights = [float(w) for w in sorted(group["weight"].unique())]
         if 1.0 not in weights or len(group) < len(weights) + 2:
             continue
-        law = laws.joint_law(weights, n0=n0)
-        x = own_weight_inputs(group)
-        fit = fitting.fit_multistart(law, x, group[y])
+        keys.append(key)
+        groups.append(group)
+        factories.append((laws.joint_law, (weights, n0)))
+        fits.append(fitting.fit_multistart(laws.joint_law(weights, n0), own_weight_inputs(group), group[y]))
+    spreads = (
+        uncertainty.restarted_in_workers(fits, factories, "perturbation", n_samples, seed, workers=workers)
+        if n_samples
+        else [None] * len(fits)
+    )
+    joints = []
+    for key, group, fit, spread in zip(keys, groups, fits, spreads, strict=True):
         fractions = laws.effective_fraction(fit.params)
-        if n_samples:
-            spread = uncertainty.perturbation(fit, n_samples=n_samples, seed=seed, starts=law.start_grid())
+        if spread is None:
+            fractions = fractions.assign(std_error=math.nan, lower=math.nan, upper=math.nan)
+        else:
             draws = pd.concat(
-                [laws.effective_fraction(sample).assign(draw=i) for i, sample in spread.samples.iterrows()]
+                [laws.effective_fraction(sample).assign(draw=d) for d, sample in spread.samples.iterrows()]
             )
             stats = draws.groupby("p")["f"].agg(
                 std_error="std", lower=lambda f: f.quantile(0.025), upper=lambda f: f.quantile(0.975)
             )
             fractions = fractions.merge(stats.reset_index(), on="p")
-        else:
-            fractions = fractions.assign(std_error=math.nan, lower=math.nan, upper=math.nan)
         points = group[["N", "weight", y]].rename(columns={y: "y"}).reset_index(drop=True)
-        fits.append(JointFit(cohort, direction, test_set, fit, points, fractions))
-    return fits
+        joints.append(JointFit(*key, fit, points, fractions))
+    return joints
 
 
 def joint_curves(joints: Sequence[JointFit]) -> pd.DataFrame:

@@ -465,7 +465,8 @@ def test_piece_shares_count_unknown_and_byte_reference_pieces():
         arch.piece_shares(data, "fr")
 
 
-def test_vocabulary_check_trains_both_vocabularies_side_by_side(tmp_path):
+def test_byte_fallback_leaves_no_unknown_chinese_pieces_in_either_worker(tmp_path):
+    # The two vocabularies of chapter 3's check, trained side by side in two processes.
     cfg = DataConfig(
         directions=["en-zh"],
         test_sets=["story"],

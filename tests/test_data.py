@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,6 @@ from toy import toy_pairs
 
 from nmtscale.config import DataConfig
 from nmtscale.engine import data
-from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError, DataError
 
 
@@ -133,22 +131,6 @@ def test_the_corpus_pipeline_for_a_multilingual_run(tmp_path):
     zero_shot = prepared.test_sets[-1]
     assert all(e.src[0] == zh_tag for e in zero_shot.examples)
     assert len(zero_shot.examples) == len(zero_shot.references) > 100
-
-
-def test_byte_fallback_leaves_no_unknown_chinese_pieces(tmp_path):
-    cfg = DataConfig(
-        directions=["en-zh"],
-        test_sets=["story"],
-        vocab_size=1000,
-        character_coverage=0.98,
-        max_train_pairs=300,
-    )
-    references = {}
-    for byte_fallback in (False, True):
-        prepared = data.prepare_data(replace(cfg, byte_fallback=byte_fallback), tmp_path)
-        references[byte_fallback] = [token for e in prepared.test_sets[0].examples for token in e.tgt]
-    assert references[False].count(UNK) > 0.01 * len(references[False])
-    assert UNK not in references[True]
 
 
 def test_disjoint_sources_give_each_english_sentence_to_one_direction():

@@ -522,3 +522,20 @@ def test_restarted_refits_in_workers_match_the_refits_in_this_process():
     pd.testing.assert_frame_equal(shared.samples, here.samples, rtol=1e-6)
     with pytest.raises(ValueError, match="start_stride"):
         uncertainty.restarted_in_workers([fit], [(laws.power_law, (1e6,))], "bootstrap", 6, start_stride=0)
+
+
+def test_learning_curve_fit_recovers_the_capacity_exponents_from_unfinished_runs():
+    # Chapter 1's design: encoder and decoder families around a 2L-2L model, each evaluated at 8 budgets.
+    layer = 50_000
+    depths = [(1, 2), (3, 2), (4, 2), (6, 2), (2, 1), (2, 3), (2, 4), (2, 6), (2, 2)]
+    steps = np.linspace(800, 4000, 8)
+    x = pd.DataFrame(
+        [{"Ne": e * layer, "Nd": d * layer, "S": s} for e, d in depths for s in steps], dtype=float
+    )
+    law = laws.bivariate_learning_curve_law(2 * layer, 2 * layer, s0=4000)
+    truth = {"alpha": 0.4, "pe": 0.1, "pd": 0.35, "beta": 0.3, "q": 0.8, "L_inf": 2.8}
+    y = law(x, truth) * np.random.default_rng(0).normal(1.0, 0.001, len(x))
+    fit = fitting.fit_multistart(law, x, y)
+    assert fit.params["pe"] == pytest.approx(truth["pe"], abs=0.03)
+    assert fit.params["pd"] == pytest.approx(truth["pd"], abs=0.05)
+    assert fit.params["q"] == pytest.approx(truth["q"], rel=0.15)

@@ -22,6 +22,11 @@ def law_examples():
         (laws.power_law(n0=1e8), n, {"alpha": 0.8, "p": 0.3, "L_inf": 1.5}),
         (laws.bivariate_law(NE_BAR, ND_BAR), np.column_stack([n, n[::-1]]), BIVARIATE),
         (
+            laws.bivariate_learning_curve_law(NE_BAR, ND_BAR, s0=4000),
+            np.column_stack([n, n[::-1], rng.uniform(400, 4000, 12)]),
+            {**BIVARIATE, "beta": 0.3, "q": 0.6},
+        ),
+        (
             laws.chinchilla_law(),
             np.column_stack([n, n * 20]),
             {"a": 6.0, "b": 7.5, "e": 0.6, "alpha": 0.35, "beta": 0.37},
@@ -82,6 +87,16 @@ def test_bivariate_law_is_ghorbani_eq2():
     got = law({"Ne": [NE_BAR, 2 * NE_BAR], "Nd": [ND_BAR, ND_BAR / 2]}, BIVARIATE)
     a, pe, pd, l_inf = BIVARIATE.values()
     np.testing.assert_allclose(got, [a + l_inf, a * 0.5**pe * 2**pd + l_inf])
+
+
+def test_the_learning_curve_law_tends_to_the_bivariate_law():
+    curve = laws.bivariate_learning_curve_law(NE_BAR, ND_BAR, s0=4000)
+    params = {**BIVARIATE, "beta": 0.3, "q": 0.6}
+    sizes = {"Ne": [NE_BAR, 2 * NE_BAR], "Nd": [ND_BAR, ND_BAR / 2]}
+    at_s0 = curve({**sizes, "S": [4000, 4000]}, params)
+    far = curve({**sizes, "S": [4e16, 4e16]}, params)
+    np.testing.assert_allclose(at_s0 - 0.3, laws.bivariate_law(NE_BAR, ND_BAR)(sizes, BIVARIATE))
+    np.testing.assert_allclose(far, laws.bivariate_law(NE_BAR, ND_BAR)(sizes, BIVARIATE), atol=1e-6)
 
 
 @pytest.mark.parametrize("pe, pd", [(0.25, 0.45), (0.6, 0.2), (0.3, 0.3)])

@@ -202,6 +202,55 @@ def bivariate_law(ne_bar: float, nd_bar: float) -> Law:
     )
 
 
+def bivariate_learning_curve_law(ne_bar: float, nd_bar: float, s0: float) -> Law:
+    """Ghorbani Eq. 2 plus a learning-curve term in the training step S, after Kaplan et al. 2020's L(N, S):
+
+        L(Ne, Nd, S) = alpha (Ne_bar / Ne)^pe (Nd_bar / Nd)^pd + beta (S / s0)^-q + L_inf.
+
+    Fitted to every evaluation point of runs that are still learning, its S -> infinity limit is the
+    bivariate law itself (`bivariate_law` with the same alpha, pe, pd, L_inf), so capacity is judged apart
+    from how far training got. s0 (e.g. the last evaluated step) keeps beta of order one.
+    """
+
+    def predict(x, theta):
+        alpha, pe, pd, beta, q, l_inf = theta
+        capacity = alpha * (ne_bar / x[:, 0]) ** pe * (nd_bar / x[:, 1]) ** pd
+        return capacity + beta * (x[:, 2] / s0) ** -q + l_inf
+
+    def jacobian(x, theta):
+        alpha, pe, pd, beta, q, _ = theta
+        log_e, log_d, log_s = np.log(ne_bar / x[:, 0]), np.log(nd_bar / x[:, 1]), np.log(x[:, 2] / s0)
+        capacity = np.exp(pe * log_e + pd * log_d)
+        training = np.exp(-q * log_s)
+        return np.stack(
+            [
+                capacity,
+                alpha * capacity * log_e,
+                alpha * capacity * log_d,
+                training,
+                -beta * training * log_s,
+                np.ones_like(capacity),
+            ],
+            axis=-1,
+        )
+
+    return Law(
+        name="bivariate_learning_curve",
+        inputs=("Ne", "Nd", "S"),
+        parameters=(
+            Parameter("alpha", 0.0, 10.0, (0.05, 0.2, 1.0), 0.2),
+            Parameter("pe", 0.0, 10.0, (0.1, 0.4, 1.0), 0.4),
+            Parameter("pd", 0.0, 10.0, (0.1, 0.6, 1.0), 0.6),
+            Parameter("beta", 0.0, 10.0, (0.05, 0.3, 1.0), 0.3),
+            Parameter("q", 0.0, 10.0, (0.2, 0.5, 1.0), 0.5),
+            Parameter("L_inf", 0.0, 10.0, (0.5, 1.0, 2.0, 3.0), 1.0),
+        ),
+        predict=predict,
+        jacobian=jacobian,
+        batched=True,
+    )
+
+
 def chinchilla_law() -> Law:
     """Hoffmann et al.'s L(N, D) = E + A / N^alpha + B / D^beta in Besiroglu et al.'s parameterisation.
 

@@ -142,7 +142,10 @@ def _restarted_refits(
     fit = fit_multistart(law, x, y)
     if batched_refits is not None:
         fit = replace(
-            fit, refit=lambda x, y, starts: fit_multistart(law, x, y, starts=starts, batched=batched_refits)
+            fit,
+            refit=lambda new_x, new_y, starts: fit_multistart(
+                law, new_x, new_y, starts=starts, batched=batched_refits
+            ),
         )
     starts = law.start_grid()[::start_stride]
     if kind == "bootstrap":

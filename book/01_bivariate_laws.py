@@ -58,6 +58,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # The width every model shares (the paper: d_model 1024, d_ff 8192, 16 heads) and the vocabulary.
@@ -147,7 +148,7 @@ plan = [
     )
 ]
 print(f"{len(plan)} runs, {workers} at a time with {threads_per_run} thread(s) each")
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, engine=engine)
 table = sweeps.run_table(plan, summaries, fraction=0.2)
 failed = runs.failed_runs(table, "model")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
@@ -480,7 +481,7 @@ long_base = override(
 long_plan = sweeps.depth_scaling_plan(
     long_base, "en-de", baseline_layers, long_models["encoder"], long_models["decoder"]
 )
-long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, engine=engine)
 long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 short_table = table[
     (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])

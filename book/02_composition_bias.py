@@ -83,6 +83,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # A. Chapter 1's runs (params/01_bivariate_laws/<scale>.yaml) and the reducible-loss threshold, in seed
@@ -143,7 +144,7 @@ cache = Path(os.path.relpath(runs.cache_root()))
 
 # %%
 plan = bivariate.chapter_plan(chapter1)
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, engine=engine)
 table = sweeps.run_table(plan, summaries, fraction=0.2)
 spread = sweeps.seed_spread(table)
 threshold = threshold_seed_stds * float(spread["std"].mean())
@@ -175,7 +176,7 @@ slopes
 
 # %%
 long_plan = bivariate.long_plan(chapter1)
-long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, engine=engine)
 long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 long_analyses = bivariate.analyse_all(long_table, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
 long_comp = composition.composition_table(long_analyses, threshold)
@@ -267,7 +268,7 @@ quality_plan = composition.decoded_plan(bivariate.chapter_plan(chapter1), decode
 directions = list(dict.fromkeys(p.direction for p in quality_plan))
 configs = list(teacher_configs.values()) + [p.config for p in quality_plan]
 print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-scaled models (chapter 1's)")
-trained = runs.sweep(configs, workers, threads_per_run)
+trained = runs.sweep(configs, workers, threads_per_run, engine=engine)
 teacher_summaries = dict(zip(teacher_configs, trained[: len(teacher_configs)], strict=True))
 quality_summaries = trained[len(teacher_configs) :]
 pd.DataFrame(
@@ -329,7 +330,7 @@ with pd.option_context("display.max_colwidth", 80):
 # %%
 min_pairs = min(s.train_pairs for s in sets)
 students = composition.student_plan(override(base, decode_every_evaluation), sets, student_widths, min_pairs)
-student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run)
+student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run, engine=engine)
 references = composition.test_references(sets, TEST_SETS)
 st = composition.student_table(students, student_summaries, references)
 st.pivot_table(index=["series", "width", "N"], columns="test_set", values="loss")[

@@ -68,6 +68,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # Language pairs of the bilingual part; the first is the main one (FLOPs, speed). En->De: chapter 1's runs.
@@ -191,7 +192,7 @@ for pair in pairs:
         for s in noise_seeds
     ]
 print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs over {pairs}, {workers} at a time")
-summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run)
+summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run, engine=engine)
 noise_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
 table = arch.run_table(plan, summaries)
@@ -531,7 +532,9 @@ for helper in transfer_helpers:
     for v, sizes in transfer_variants.items():
         transfer_plan += arch.architecture_plan(helper_base, sizes, [v], f"De + {helper.capitalize()}")
 print(f"{len(ml_plan)} multilingual runs, {len(transfer_plan)} transfer runs")
-ml_summaries = runs.sweep([p.config for p in ml_plan + transfer_plan], workers, threads_per_run)
+ml_summaries = runs.sweep(
+    [p.config for p in ml_plan + transfer_plan], workers, threads_per_run, engine=engine
+)
 transfer_summaries = ml_summaries[len(ml_plan) :]
 ml_summaries = ml_summaries[: len(ml_plan)]
 ml = arch.translation_table(ml_plan, ml_summaries)

@@ -65,6 +65,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # processes: runs trained side by side, and the fits' refits shared out
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # Cohorts: the first direction gets weight p, the second 1 - p; p = 0 and 1 are single-direction models.
@@ -133,7 +134,7 @@ params = {name: value for name, value in globals().items() if name in multilingu
 # %%
 plan = multilingual.chapter_plan(params)
 print(f"{len(plan)} planned models, {len({config_hash(p.config) for p in plan})} distinct runs")
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run)
+summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, engine=engine)
 table = multilingual.run_table(plan, summaries, correct_below, correction_factor, correction_start)
 failed = runs.failed_runs(table, "cohort")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")

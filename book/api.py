@@ -36,6 +36,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 
@@ -130,9 +131,11 @@ with torch.no_grad():
 # of the engine version. `runs.run(cfg)` returns its summary from its record in the results store
 # (`results/<run id>.json`, committed) without training; a run not recorded is trained in `runs/<run id>/`
 # (resuming an interrupted one) and recorded. `runs.sweep(cfgs, workers, threads_per_run)` does the same for
-# many runs side by side. Training is what the chapters do; here we only load and vary a config, and read the
-# store: `results.table()` is one row per recorded run (the config flattened, the final loss per test set, N,
-# tokens, FLOPs, provenance), ready for pandas; `python -m nmtscale results table` writes it as CSV.
+# many runs side by side, in a process pool here or, with `engine="ray"`, as tasks on a Ray cluster
+# (`nmtscale.cluster`; every chapter's `engine` parameter). Training is what the chapters do; here we only
+# load and vary a config, and read the store: `results.table()` is one row per recorded run (the config
+# flattened, the final loss per test set, N, tokens, FLOPs, provenance), ready for pandas;
+# `python -m nmtscale results table` writes it as CSV.
 
 # %%
 from IPython.display import display

@@ -44,6 +44,7 @@ scale = "cpu"  # smoke | cpu | gpu
 seed = 0  # base seed of every run in this chapter
 workers = 2  # runs trained side by side
 threads_per_run = 1  # torch threads per run
+engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 chinchilla_starts = 4500  # starts drawn from the 4,500-point grid of Besiroglu et al. (all of it at 4500)

@@ -33,6 +33,7 @@ scale = "cpu"
 seed = 0
 workers = 2
 threads_per_run = 1
+engine = "local"
 runs_dir = "runs"
 results_dir = "results"
 

@@ -165,3 +165,8 @@ def test_train_sweep_and_translate_commands(store, capsys):
     assert "did you mean 'train.steps'" in capsys.readouterr().err
     with pytest.raises(ConfigurationError, match="has not finished"):
         runs.translate_texts(runs.run_dir(runs.load_config(config)), ["the cat"])
+
+
+def test_an_unknown_engine_is_a_clear_error(store):
+    with pytest.raises(ConfigurationError, match="engine must be one of \\['local', 'ray'\\], not 'rya'"):
+        runs.sweep([from_dict(user_run(store))], engine="rya")

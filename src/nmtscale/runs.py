@@ -39,7 +39,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from nmtscale import pool, record
+from nmtscale import cluster, pool, record
 from nmtscale.config import (
     RunConfig,
     config_hash,
@@ -67,6 +67,7 @@ SUMMARY = "summary.json"
 CONFIG = "config.yaml"
 TOKENIZER = "tokenizer.model"
 SWEEP_KEYS = ("base", "set", "grid", "runs", "workers", "threads_per_run")
+ENGINES = ("local", "ray")
 
 
 def use_stores(runs_dir: str | Path, results_dir: str | Path) -> None:
@@ -232,48 +233,83 @@ def _run_job(cfg: RunConfig, root: str | Path | None, threads: int) -> RunSummar
 
 
 def sweep(
-    configs: Sequence[RunConfig], workers: int = 1, threads_per_run: int = 1, root: str | Path | None = None
+    configs: Sequence[RunConfig],
+    workers: int = 1,
+    threads_per_run: int = 1,
+    root: str | Path | None = None,
+    engine: str = "local",
+    address: str | None = None,
 ) -> list[RunSummary]:
-    """Summaries of every run in `configs`, in input order, training the missing ones in `workers` processes.
+    """Summaries of every run in `configs`, in input order, training the missing ones on `engine`.
 
     Identical configs are trained once; recorded runs are read at once. A progress bar counts the runs to
-    train (with the time left) and a line reports each run as it ends. Each run is an independent job: a
-    worker process that dies (killed, out of memory) breaks the pool, so the sweep starts a new pool for the
-    runs not finished, which resume from their checkpoints; it stops with a SweepError naming them only when
-    pools die twice in a row before any run finishes. Workers end themselves when the sweep's process is gone.
+    train (with the time left) and a line reports each run as it ends. `engine` is "local" (a pool of
+    `workers` processes on this machine, see `_train_locally`) or "ray" (Ray tasks on the cluster at
+    `address`, else `$RAY_ADDRESS`, else one started here; see `nmtscale.cluster`).
     """
+    if engine not in ENGINES:
+        raise ConfigurationError(
+            f"engine must be one of {list(ENGINES)}, not {engine!r}" + closest(engine, ENGINES)
+        )
     unique = {config_hash(cfg): cfg for cfg in configs}
     done: dict[str, RunSummary] = {}
     for key, cfg in unique.items():
         summary = recorded_summary(cfg)
         if summary is not None:
             done[key] = summary
-    to_train = len(unique) - len(done)
+    pending = {key: cfg for key, cfg in unique.items() if key not in done}
     # a bar on a terminal; in a log or a notebook, one line per run with the time left
-    bar = tqdm(total=to_train, desc="runs to train", unit="run", disable=None if to_train else True)
+    bar = tqdm(total=len(pending), desc="runs to train", unit="run", disable=None if pending else True)
     start = time.perf_counter()
 
     def finished(key: str, summary: RunSummary) -> None:
         done[key] = summary
         bar.update()
-        trained = len(done) - (len(unique) - to_train)
-        left = (time.perf_counter() - start) / trained * (to_train - trained)
+        trained = len(done) - (len(unique) - len(pending))
+        left = (time.perf_counter() - start) / trained * (len(pending) - trained)
         bar.write(
-            f"[{trained}/{to_train} trained, ~{left / 60:.0f} min left] {_summary_line(summary)}", sys.stderr
+            f"[{trained}/{len(pending)} trained, ~{left / 60:.0f} min left] {_summary_line(summary)}",
+            sys.stderr,
         )
 
+    try:
+        if pending and engine == "ray":
+            cluster.train_on_ray(
+                _run_job, pending, root, threads_per_run, workers, cache_root(), finished, address
+            )
+        elif pending:
+            _train_locally(pending, workers, threads_per_run, root, finished)
+    finally:
+        bar.close()
+    return [done[config_hash(cfg)] for cfg in configs]
+
+
+def _train_locally(
+    configs: dict[str, RunConfig],
+    workers: int,
+    threads_per_run: int,
+    root: str | Path | None,
+    finished: Callable[[str, RunSummary], None],
+) -> None:
+    """Train `configs` (keyed by run id) in this process, or in a pool of `workers` spawned processes.
+
+    Each run is an independent job: a worker process that dies (killed, out of memory) breaks the pool, so
+    a new pool is started for the runs not finished, which resume from their checkpoints; a SweepError names
+    them only when pools die twice in a row before any run finishes. Workers end themselves when this
+    process is gone.
+    """
     if workers <= 1:
-        for key, cfg in unique.items():
-            if key not in done:
-                finished(key, _run_job(cfg, root, threads_per_run))
+        for key, cfg in configs.items():
+            finished(key, _run_job(cfg, root, threads_per_run))
+        return
+    left = dict(configs)
     fruitless = 0  # pools in a row that died before finishing any run
-    while len(done) < len(unique):
-        pending = {key: cfg for key, cfg in unique.items() if key not in done}
-        finished_before = len(done)
+    while left:
+        left_before = len(left)
         broken = False
         with pool.spawn_pool(workers, threads_per_run) as workers_pool:
             futures = {}
-            for key, cfg in pending.items():
+            for key, cfg in left.items():
                 try:
                     futures[workers_pool.submit(_run_job, cfg, root, threads_per_run)] = key
                 except BrokenProcessPool:  # a worker died while the runs were still being handed out
@@ -281,26 +317,26 @@ def sweep(
                     break
             for future in as_completed(futures):
                 try:
-                    finished(futures[future], future.result())
+                    summary = future.result()
                 except BrokenProcessPool:
                     broken = True
+                else:
+                    finished(futures[future], summary)
+                    del left[futures[future]]
         if broken:
-            left = [key for key in unique if key not in done]
-            fruitless = fruitless + 1 if len(done) == finished_before else 0
+            fruitless = fruitless + 1 if len(left) == left_before else 0
             if fruitless == 2:
-                bar.close()
                 raise SweepError(
                     f"sweep stopped: worker processes died (killed, or out of memory?) twice in a row before "
-                    f"any run finished; not finished: {left}. The {len(done)} finished runs are stored, and "
-                    "running the sweep again resumes the others from their checkpoints"
+                    f"any run finished; not finished: {list(left)}. The {len(configs) - len(left)} runs "
+                    "finished here are stored, and running the sweep again resumes the others from their "
+                    "checkpoints"
                 )
-            bar.write(
+            tqdm.write(
                 f"sweep: a worker process died; restarting the pool for the {len(left)} runs not finished "
                 "(they resume from their checkpoints)",
                 file=sys.stderr,
             )
-    bar.close()
-    return [done[config_hash(cfg)] for cfg in configs]
 
 
 def failed_runs(table: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -409,7 +445,7 @@ def _sweep_command(args: argparse.Namespace) -> int:
     configs, pool = load_sweep(args.sweep)
     workers = args.workers or pool["workers"]
     threads = args.threads or pool["threads_per_run"]
-    summaries = sweep(configs, workers, threads)
+    summaries = sweep(configs, workers, threads, engine=args.engine, address=args.address)
     for summary in summaries:
         print(_summary_line(summary))
     return 0 if all(s.finished for s in summaries) else 1
@@ -447,6 +483,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("sweep", help="sweep YAML: base, set, grid or runs, workers, threads_per_run")
     parser.add_argument("--workers", type=int, help="worker processes (overrides the sweep file)")
     parser.add_argument("--threads", type=int, help="torch threads per run (overrides the sweep file)")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: a process pool on this machine; ray: Ray tasks on a cluster (see nmtscale.cluster)",
+    )
+    parser.add_argument(
+        "--address", help="the Ray cluster's HOST:PORT (default: $RAY_ADDRESS, else a cluster started here)"
+    )
     parser.set_defaults(func=_sweep_command)
 
     parser = subparsers.add_parser("translate", help="translate stdin or a file with a finished run's model")

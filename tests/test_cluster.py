@@ -1,0 +1,104 @@
+"""Sweeps on a real Ray cluster on loopback: a head without CPUs and two one-CPU nodes, started once."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+from test_runs import DIVERGING
+from toy import user_run
+
+from nmtscale import record, runs
+from nmtscale.config import from_dict
+
+pytestmark = pytest.mark.slow  # starts Ray processes; a minute or two on two busy cores
+
+NODE = {"num_cpus": 1, "object_store_memory": 80 * 1024**2}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "object_store_memory": 80 * 1024**2, "include_dashboard": False},
+    )
+    for _ in range(2):
+        cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def test_a_sweep_on_ray_records_what_the_local_engine_records(cluster, store, monkeypatch):
+    good = [from_dict(user_run(store, seed=seed)) for seed in (0, 1)]
+    configs = [good[0], from_dict(user_run(store, **DIVERGING)), good[1], good[0]]
+    on_ray = runs.sweep(configs, workers=2, engine="ray")
+    assert [s.status for s in on_ray] == ["finished", "failed", "finished", "finished"]
+    assert "diverged at step" in on_ray[1].reason  # recorded as failed, and the sweep carried on
+    assert on_ray[3] == on_ray[0]  # identical configs are trained once
+    for summary in on_ray:
+        path = record.record_path(summary.run_id, record.results_root())
+        assert record.read_record(path)["summary"] == summary
+
+    monkeypatch.setenv("NMTSCALE_RUNS", str(store / "local-runs"))
+    monkeypatch.setenv("NMTSCALE_RESULTS", str(store / "local-results"))
+    local = runs.sweep(configs, workers=1)
+    for remote, here in zip(on_ray, local, strict=True):
+        assert (remote.run_id, remote.status, remote.steps, remote.config) == (
+            here.run_id,
+            here.status,
+            here.steps,
+            here.config,
+        )
+        assert remote.final_loss == pytest.approx(here.final_loss, rel=1e-5)
+
+
+def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsewhere(cluster, store):
+    doomed = cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    # a short run and three long ones: once the short one has finished, each node trains a long one
+    steps = [20, 150, 150, 150]
+    configs = [
+        from_dict(user_run(store, steps=n, checkpoint_interval=5, seed=seed)) for seed, n in enumerate(steps)
+    ]
+    directories = [runs.run_dir(cfg) for cfg in configs]
+    outcome: dict = {}
+    sweeper = threading.Thread(target=lambda: outcome.update(summaries=runs.sweep(configs, engine="ray")))
+    sweeper.start()
+
+    def finished_and_training() -> tuple[list, list]:
+        finished = [d for d in directories if (d / runs.SUMMARY).exists()]
+        training = [d for d in directories if (d / "checkpoint.pt").exists() and d not in finished]
+        return finished, training
+
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        finished, training = finished_and_training()
+        if finished and len(training) == 3:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"no moment with a finished run and three training: {finished_and_training()}")
+    first = record.record_path(finished[0].name, record.results_root())
+    written = first.stat().st_mtime_ns
+    cluster.remove_node(doomed, allow_graceful=False)
+    sweeper.join(timeout=600)
+
+    assert [s.status for s in outcome["summaries"]] == ["finished"] * 4
+    assert [s.steps for s in outcome["summaries"]] == steps
+    assert first.stat().st_mtime_ns == written  # the run finished before the kill was not trained again
+    events = [
+        [json.loads(line).get("event") for line in (d / "metrics.jsonl").read_text().splitlines()]
+        for d in directories
+    ]
+    resumed = [d for d, run_events in zip(directories, events, strict=True) if "resume" in run_events]
+    assert len(resumed) == 1  # the killed node's run resumed from its checkpoint on another node
+    summary = outcome["summaries"][directories.index(resumed[0])]
+    uninterrupted = runs.run(configs[directories.index(resumed[0])], root=store / "uninterrupted")
+    assert summary.final_loss == pytest.approx(uninterrupted.final_loss, rel=1e-5)

@@ -62,11 +62,13 @@ def test_a_sweep_on_ray_records_what_the_local_engine_records(cluster, store, mo
 def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsewhere(cluster, store):
     doomed = cluster.add_node(**NODE)
     cluster.wait_for_nodes()
-    # a short run and three long ones: once the short one has finished, each node trains a long one
-    steps = [20, 150, 150, 150]
-    configs = [
-        from_dict(user_run(store, steps=n, checkpoint_interval=5, seed=seed)) for seed, n in enumerate(steps)
-    ]
+    # a short run and three long ones: once the short one has finished, each node trains a long one for
+    # seconds (the polling below looks every 50 ms)
+    steps = [20, 1000, 1000, 1000]
+    configs = []
+    for seed, n in enumerate(steps):
+        raw = user_run(store, steps=n, checkpoint_interval=20, seed=seed)
+        configs.append(from_dict({**raw, "eval": {**raw["eval"], "interval": min(n, 100)}}))
     directories = [runs.run_dir(cfg) for cfg in configs]
     outcome: dict = {}
     sweeper = threading.Thread(target=lambda: outcome.update(summaries=runs.sweep(configs, engine="ray")))

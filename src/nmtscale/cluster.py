@@ -59,6 +59,20 @@ def store_environment(cache: Path) -> dict[str, str]:
     return {variable: str(path.resolve()) for variable, path in zip(STORE_VARIABLES, paths, strict=True)}
 
 
+def _run_with_stores(
+    job: Callable[[RunConfig, str | None, int], RunSummary],
+    environment: dict[str, str],
+    cfg: RunConfig,
+    root: str | None,
+    threads: int,
+) -> RunSummary:
+    """`job(cfg, root, threads)` in a Ray worker, with the sweep's stores. Set here rather than as a Ray
+    runtime environment, which would start a new worker process for every sweep instead of reusing those
+    Ray keeps ready."""
+    os.environ.update(environment)
+    return job(cfg, root, threads)
+
+
 def train_on_ray(
     job: Callable[[RunConfig, str | None, int], RunSummary],
     configs: Mapping[str, RunConfig],
@@ -77,15 +91,14 @@ def train_on_ray(
     """
     ray = connect(address)
     gpus = 1 / max(workers, 1) if ray.cluster_resources().get("GPU", 0) > 0 else 0
-    task = ray.remote(job).options(
-        num_cpus=threads_per_run,
-        num_gpus=gpus,
-        max_retries=RETRIES,
-        retry_exceptions=False,
-        runtime_env={"env_vars": store_environment(cache)},
+    task = ray.remote(_run_with_stores).options(
+        num_cpus=threads_per_run, num_gpus=gpus, max_retries=RETRIES, retry_exceptions=False
     )
+    environment = store_environment(cache)
     run_root = str(Path(root).resolve()) if root else None
-    keys = {task.remote(cfg, run_root, threads_per_run): key for key, cfg in configs.items()}
+    keys = {
+        task.remote(job, environment, cfg, run_root, threads_per_run): key for key, cfg in configs.items()
+    }
     pending, error, lost = list(keys), None, []
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)

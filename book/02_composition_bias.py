@@ -86,8 +86,10 @@ threads_per_run = 1  # torch threads per run
 engine = "local"  # where missing runs train: "local" (processes here) or "ray" (the cluster at $RAY_ADDRESS)
 runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: not committed)
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
-# A. Chapter 1's runs (params/01_bivariate_laws/<scale>.yaml) and the reducible-loss threshold, in seed
-# standard deviations of the final loss (the smallest reducible loss one run can tell from zero).
+# A. Chapter 1's runs (params/01_bivariate_laws/<scale>.yaml, with the values below in place of its own: this
+# chapter is recorded on chapter 1's depth-scaling runs of an earlier scale) and the reducible-loss threshold,
+# in seed standard deviations of the final loss (the smallest reducible loss one run can tell from zero).
+chapter1_overrides = {}
 threshold_seed_stds = 2.0
 n_bootstrap = 100  # bootstrap refits of Eq. 2 per test set
 # B. Teachers: name -> kind (forward: En->De teacher, back: De->En) and width; 2L-2L, trained longer.
@@ -127,7 +129,7 @@ charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
 TEST_SETS = bivariate.TEST_SETS
 started = time.perf_counter()
-chapter1 = book.load_parameters("01_bivariate_laws", scale)
+chapter1 = book.load_parameters("01_bivariate_laws", scale, chapter1_overrides)
 base = bivariate.base_config(chapter1)
 # The synthetic sets are written as TSV files in the cache, named by the teacher's run id (the translations
 # themselves are kept with the teacher's record); the students' configs name the files, so the path is kept

@@ -130,6 +130,52 @@ def test_claims_are_computed_from_the_numbers():
     assert "pd > pe on 0 of 2 test sets" in verdicts["measured"].filter(like="pd > pe").iloc[0]
 
 
+def gate_table(
+    decoder_gain: float, encoder_gain: float, steps: int = 4000, rise: float = 0.0
+) -> pd.DataFrame:
+    """Rows like `sweeps.run_table`'s: 2L-2L baseline, encoder and decoder families, where each extra layer of
+    the decoder (encoder) lowers the loss by `decoder_gain` (`encoder_gain`) nats, on one test set."""
+    models = [("baseline", 2, 2)] + [("encoder", e, 2) for e in (1, 6)] + [("decoder", 2, d) for d in (1, 6)]
+    return pd.DataFrame(
+        [
+            {
+                "direction": "en-de",
+                "approach": approach,
+                "model": f"{enc}L-{dec}L",
+                "enc_layers": enc,
+                "dec_layers": dec,
+                "seed": 0,
+                "N": enc * NE_LAYER + dec * ND_LAYER,
+                "steps": steps,
+                "test_set": "l10n",
+                "loss": 4.0 - decoder_gain * dec - encoder_gain * enc,
+                "slope": -0.1,
+                "above_minimum": rise,
+            }
+            for approach, enc, dec in models
+        ]
+    )
+
+
+def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
+    spread = pd.DataFrame({"direction": ["en-de"], "test_set": ["l10n"], "std": [0.01]})
+    table = gate_table(decoder_gain=0.05, encoder_gain=0.001)  # decoder: 0.25 nats = 25 std
+    longer = gate_table(decoder_gain=0.07, encoder_gain=0.001, steps=8000, rise=0.02)
+    gates = {g.gate: g for g in bivariate.scale_gates(table, spread, longer)}
+    decoder = gates["decoder effect, en-de l10n (seed std)"]
+    assert decoder.measured == pytest.approx(25.0) and decoder.passed
+    encoder = gates["encoder effect, en-de l10n (nats)"]
+    assert encoder.measured == pytest.approx(0.005) and not encoder.passed, "0.005 nats is inside +-0.028"
+    stability = gates["budget stability, decoder effect en-de l10n (relative change)"]
+    assert stability.measured == pytest.approx(0.4) and not stability.passed
+    assert not gates["N span, en-de decoder family (max / min)"].passed
+    assert not gates["models with >= 3 seeds"].passed
+    rise = gates["largest rise of a run's held-out loss above its minimum (seed std)"]
+    assert rise.measured == pytest.approx(2.0) and not rise.passed
+    shown = claims.gates_table(list(gates.values()))
+    assert set(shown["result"]) == {"passed", "FAILED", "reported"}
+
+
 def test_analyse_names_what_is_missing():
     table = synthetic_table()
     with pytest.raises(ValueError, match="no finished runs for de-en"):

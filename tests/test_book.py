@@ -134,6 +134,32 @@ def test_cli_rejects_a_misspelt_parameter_before_running_anything(capsys):
     assert "-p sed: not a parameter of book/api.py (did you mean 'seed'?)" in capsys.readouterr().err
 
 
+def test_cli_gives_each_page_its_own_overrides(monkeypatch):
+    """`book run --chapter X -p key value` with a key only chapter X has: the chapter gets it, the scorecard
+    (always re-executed after it) gets only the shared keys it has."""
+    from nmtscale.cli import main
+
+    executed = []
+    monkeypatch.setattr(
+        book, "run_chapter", lambda chapter, scale, overrides: executed.append((chapter, overrides))
+    )
+    argv = ["book", "run", "--scale", "smoke", "--chapter", "01_bivariate_laws", "-p", "steps", "40"]
+    assert main([*argv, "-p", "workers", "1"]) == 0
+    assert executed == [
+        ("01_bivariate_laws", {"steps": 40, "workers": 1}),
+        ("scorecard", {"workers": 1}),
+    ]
+
+
+def test_an_override_no_selected_page_has_is_named():
+    with pytest.raises(ConfigurationError, match=r"-p long_steps: not a parameter of book/api.py"):
+        book.overrides_by_page(["api"], {"long_steps": 3}, ROOT)
+    assert book.overrides_by_page(["api", "01_bivariate_laws"], {"long_steps": 3}, ROOT) == {
+        "api": {},
+        "01_bivariate_laws": {"long_steps": 3},
+    }
+
+
 def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book):
     executed = book.run_chapter("tiny", "smoke", root=tiny_book)
     assert executed == book.executed_notebook("tiny", "smoke", tiny_book)
@@ -202,6 +228,17 @@ def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
     chart_tags = ("svg", "canvas")
     assert book.count_rendered(book.chromium_dom(with_bundle), charts.CHART_CLASS, chart_tags) == (1, 1)
     assert book.count_rendered(book.chromium_dom(without_bundle), charts.CHART_CLASS, chart_tags) == (1, 0)
+
+
+@pytest.mark.book
+def test_make_chapter_runs_a_chapter_with_a_parameter_of_its_own():
+    """The Makefile's documented way to re-execute one chapter with papermill parameters."""
+    args = "ARGS=-p synthetic_repeats 1"
+    command = ["make", "chapter", "NAME=appendix_fitting", "SCALE=smoke", args]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    executed = book.executed_notebook("appendix_fitting", "smoke", ROOT).read_text()
+    assert "synthetic_repeats = 1\\n" in executed
 
 
 @pytest.mark.book

@@ -52,6 +52,13 @@ def test_stored_runs_keep_their_names():
     assert config_hash(from_dict({})) == "96f2728055d0d4e3"
 
 
+def test_a_key_added_later_keeps_old_ids_at_its_default_and_names_new_runs_otherwise():
+    """`train.schedule` came after runs were recorded: spelt out at its default it keeps the pinned id, so
+    chapters recorded before it keep reading their runs; any other value is a new run."""
+    assert config_hash(from_dict({"train": {"schedule": "inverse_sqrt"}})) == "96f2728055d0d4e3"
+    assert config_hash(from_dict({"train": {"schedule": "cosine"}})) != "96f2728055d0d4e3"
+
+
 def test_the_engine_version_is_part_of_the_run_id(monkeypatch):
     before = config_hash(from_dict({}))
     monkeypatch.setattr(config_module, "ENGINE_VERSION", 99)

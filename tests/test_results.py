@@ -54,6 +54,21 @@ def test_a_damaged_record_is_an_error_naming_its_file(store, damage, message):
         runs.run(cfg)
 
 
+def test_a_record_written_before_a_key_was_added_is_read_for_the_key_at_its_default(store, monkeypatch):
+    """Chapters recorded before `train.schedule` existed keep reading their records: a record whose config
+    lacks the key is the run of the config with the key at its default, and of no other."""
+    cfg = from_dict(user_run(store))
+    summary = runs.run(cfg)
+    path = record.record_path(summary.run_id, runs.results_root())
+    rec = json.loads(path.read_text())
+    del rec["summary"]["config"]["train"]["schedule"]
+    path.write_text(json.dumps(rec))
+    monkeypatch.setattr(runs, "train", no_training)
+    assert runs.run(from_dict(user_run(store, schedule="inverse_sqrt"))).final_loss == summary.final_loss
+    cosine = from_dict(user_run(store, schedule="cosine"))
+    assert runs.recorded_summary(cosine) is None, "another schedule is another run"
+
+
 def test_a_truncated_or_renamed_record_is_an_error_naming_its_file(store):
     cfg = from_dict(user_run(store))
     run_id = runs.run(cfg).run_id

@@ -21,6 +21,28 @@ def test_lr_schedule_warms_up_linearly_then_decays_as_inverse_square_root():
     assert trainer.lr_multiplier(9, 0) == pytest.approx(1 / 3)
 
 
+def test_cosine_schedule_warms_up_then_reaches_zero_at_the_last_update():
+    assert trainer.lr_multiplier(2, 4, "cosine", 12) == 0.5
+    assert trainer.lr_multiplier(4, 4, "cosine", 12) == 1.0
+    assert trainer.lr_multiplier(8, 4, "cosine", 12) == pytest.approx(0.5)
+    assert trainer.lr_multiplier(12, 4, "cosine", 12) == pytest.approx(0.0)
+    assert trainer.lr_multiplier(13, 4, "cosine", 12) == pytest.approx(0.0)  # past the end: stays at zero
+
+
+def test_a_cosine_run_anneals_to_zero_and_resumes_bit_identical(tmp_path, toy_data, monkeypatch):
+    cfg = tiny_config(train={"optimizer": "adamw", "schedule": "cosine"})
+    whole, resumed = train_whole_and_resumed(cfg, toy_data, tmp_path, monkeypatch)
+    assert resumed.curves == whole.curves
+    rates = [
+        r["lr"]
+        for r in trainer.read_metrics(tmp_path / "whole" / trainer.METRICS_LOG)
+        if r["event"] == "train"
+    ]
+    assert max(rates) == pytest.approx(cfg.train.lr)
+    assert rates[-1] == pytest.approx(0.0, abs=1e-12), "the rate after the last update is zero"
+    assert rates[len(rates) // 2 + 2] < rates[len(rates) // 2 - 2], "it decays after the warm-up"
+
+
 def test_logit_cap_bounds_logits_and_keeps_small_ones():
     logits = torch.tensor([-1000.0, -0.01, 0.0, 0.01, 1000.0])
     capped = trainer.cap_logits(logits, 30.0)

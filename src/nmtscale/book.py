@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -451,13 +452,31 @@ def _check_scale(scale: str) -> None:
         raise ConfigurationError(f"scale {scale!r} is not one of {list(SCALES)}{closest(scale, SCALES)}")
 
 
+def overrides_by_page(pages: Sequence[str], overrides: dict, root: Path = Path(".")) -> dict[str, dict]:
+    """Each page's share of the `-p` overrides: the keys its parameters cell has. A key that none of `pages`
+    has is a ConfigurationError naming it, so a typo never runs the book with the default silently."""
+    names = {page: set(parameters_cell_names(page, root)) for page in pages}
+    for key in overrides:
+        if not any(key in page_names for page_names in names.values()):
+            known = sorted(set().union(*names.values()))
+            raise ConfigurationError(
+                f"-p {key}: not a parameter of {', '.join(f'book/{p}.py' for p in pages)}"
+                + closest(key, known)
+            )
+    return {page: {k: v for k, v in overrides.items() if k in names[page]} for page in pages}
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     overrides = {key: parse_yaml(value, f"-p {key} {value}") for key, value in args.parameters}
     chapters = [c for c in EXECUTION_ORDER if c in (args.chapter or EXECUTION_ORDER)]
+    # a key must belong to a page the user selected; the scorecard, added below, takes the keys it has
+    page_overrides = overrides_by_page(chapters, overrides)
     if SCORECARD not in chapters:  # it counts every chapter's claims, so it follows any re-run
         chapters.append(SCORECARD)
+        scorecard_names = set(parameters_cell_names(SCORECARD))
+        page_overrides[SCORECARD] = {k: v for k, v in overrides.items() if k in scorecard_names}
     for chapter in chapters:  # a typo in any params file stops the run before hours of training
-        load_parameters(chapter, args.scale, overrides)
+        load_parameters(chapter, args.scale, page_overrides[chapter])
     if args.retrain:  # the chapters' kernels inherit it: every run is trained again under retrain/
         os.environ["NMTSCALE_RETRAIN"] = "1"
     failures = []
@@ -465,7 +484,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"book run: {chapter} at scale {args.scale}", flush=True)
         started = time.perf_counter()
         try:
-            executed = run_chapter(chapter, args.scale, overrides)
+            executed = run_chapter(chapter, args.scale, page_overrides[chapter])
             print(f"book run: wrote {executed} in {time.perf_counter() - started:.0f} s", flush=True)
         except ChapterFailed as err:
             print(f"error: {err}", file=sys.stderr, flush=True)
@@ -475,7 +494,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.retrain:
         from nmtscale import results, runs
 
-        store = load_parameters(chapters[0], args.scale, overrides)["results_dir"]
+        store = load_parameters(chapters[0], args.scale, page_overrides[chapters[0]])["results_dir"]
         retrained = runs.retrain_store(store)
         print(f"book run --retrain: nmtscale results compare {store} {retrained}", flush=True)
         results.print_comparison(results.compare(store, retrained))

@@ -138,6 +138,9 @@ class TrainConfig:
     optimizer: Literal["adafactor", "adamw"] = "adafactor"
     lr: float = 0.03  # suits Adafactor, whose step is relative to each parameter's scale; AdamW wants ~1e-3
     warmup_steps: int = 100
+    # After the warm-up: "inverse_sqrt" decays as 1/sqrt(update) and never anneals; "cosine" decays to zero at
+    # `steps`, so the final loss is that of an annealed model rather than of a curve still falling.
+    schedule: Literal["inverse_sqrt", "cosine"] = "inverse_sqrt"
     adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     weight_decay: float = 0.0
     label_smoothing: float = 0.1
@@ -254,7 +257,7 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
 # Keys added after runs of this engine version were stored, as "section.key": left out of the hash while at
 # their default, so that adding a key never renames (and so orphans) the runs recorded before it existed.
 # Bumping `record.ENGINE_VERSION` renames every run anyway: empty the list then.
-KEYS_ADDED_LATER: tuple[str, ...] = ()
+KEYS_ADDED_LATER: tuple[str, ...] = ("train.schedule",)
 
 
 def config_hash(cfg: RunConfig) -> str:

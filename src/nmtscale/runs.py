@@ -133,7 +133,13 @@ def recorded_summary(cfg: RunConfig) -> RunSummary | None:
     if not path.exists():
         return None
     summary = record.read_record(path)["summary"]
-    if summary.config != json.loads(json.dumps(to_dict(cfg))):
+    # through from_dict, a record written before a key was added (`config.KEYS_ADDED_LATER`) reads with the
+    # key at its default, as its run id does
+    try:
+        stored = to_dict(from_dict(summary.config, str(path)))
+    except ConfigurationError as err:
+        raise DataError(f"{path}: its config does not load: {err}") from None
+    if json.loads(json.dumps(stored)) != json.loads(json.dumps(to_dict(cfg))):
         raise DataError(
             f"{path}: its config is not the config of run {path.stem} (edited?); restore it from git or "
             "delete it to train the run again"

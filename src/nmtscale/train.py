@@ -68,10 +68,16 @@ def autocast(device: torch.device) -> contextlib.AbstractContextManager:
     return contextlib.nullcontext()
 
 
-def lr_multiplier(update: int, warmup_steps: int) -> float:
-    """Linear warm-up to 1 over `warmup_steps` updates, then inverse-square-root decay from there."""
+def lr_multiplier(
+    update: int, warmup_steps: int, schedule: str = "inverse_sqrt", total_steps: int = 0
+) -> float:
+    """Linear warm-up to 1 over `warmup_steps` updates, then `schedule`: "inverse_sqrt" decay from there, or
+    "cosine" decay that reaches zero at update `total_steps`."""
     if update <= warmup_steps:
         return update / warmup_steps
+    if schedule == "cosine":
+        progress = min((update - warmup_steps) / max(total_steps - warmup_steps, 1), 1.0)
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
     return math.sqrt(max(warmup_steps, 1) / update)
 
 
@@ -254,10 +260,11 @@ class Trainer:
         self.model_config = dataclasses.replace(cfg.model, vocab_size=data.tokenizer.vocab_size)
         self.model = build_model(self.model_config).to(self.device)
         self.optimizer = build_optimizer(self.model, cfg.train)
-        warmup = cfg.train.warmup_steps
+        train = cfg.train
         # LambdaLR calls its function with the number of updates done; the factor applies to the next update.
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda done: lr_multiplier(done + 1, warmup)
+            self.optimizer,
+            lambda done: lr_multiplier(done + 1, train.warmup_steps, train.schedule, train.steps),
         )
         self.stream = BatchStream(
             data.tasks,

@@ -9,6 +9,7 @@ functions turn a list of analyses into the chapter's tables and chart data.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
 from nmtscale.laws.uncertainty import Uncertainty
 from nmtscale.studies import sweeps
-from nmtscale.studies.claims import NOT_REPRODUCED, PARTLY, Claim, ScaleStatement, by_count, graded
+from nmtscale.studies.claims import NOT_REPRODUCED, PARTLY, Claim, Gate, ScaleStatement, by_count, graded
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 HELD_OUT_APPROACH = "symmetric"
@@ -35,13 +36,20 @@ def base_config(params: Mapping[str, Any]) -> RunConfig:
     """Chapter 1's base run config from its parameters (``params/01_bivariate_laws/<scale>.yaml``).
 
     Later chapters build their configs from this, so that a model chapter 1 trained is the same config, with
-    the same hash, and comes from the run store instead of being trained again.
+    the same hash, and comes from the run store instead of being trained again. The training keys added after
+    those chapters were recorded (`dropout_mask`, `schedule`) default to the engine's defaults,
+    which keep their run ids.
     """
     steps = params["steps"]
     interval = steps // params["eval_points"]
     return from_dict(
         {
-            "model": {"d_model": params["d_model"], "d_ff": params["d_ff"], "n_heads": params["n_heads"]},
+            "model": {
+                "d_model": params["d_model"],
+                "d_ff": params["d_ff"],
+                "n_heads": params["n_heads"],
+                "dropout_mask": params.get("dropout_mask", "bernoulli"),
+            },
             "data": {
                 "test_sets": TEST_SETS,
                 "vocab_size": params["vocab_size"],
@@ -51,6 +59,7 @@ def base_config(params: Mapping[str, Any]) -> RunConfig:
                 "steps": steps,
                 "max_tokens": params["max_tokens"],
                 "warmup_steps": params["warmup_steps"],
+                "schedule": params.get("schedule", "inverse_sqrt"),
                 "optimizer": params["optimizer"],
                 "lr": params["lr"],
                 "checkpoint_interval": interval,
@@ -325,6 +334,131 @@ def reducible_band(a: Analysis, curves: pd.DataFrame, seed_std: float, width: fl
     band["reducible_lower"] = band["lower"] - a.bivariate.params["L_inf"]
     band["reducible_upper"] = band["upper"] - a.bivariate.params["L_inf"]
     return band
+
+
+def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: str, seed: int) -> float:
+    """What depth buys within one scaling family: the final loss of its shallowest model minus that of its
+    deepest (nats, first seed; "decoder" compares 2L-1L with 2L-6L around a 2L-2L baseline). NaN with fewer
+    than two finished models."""
+    rows = table[
+        (table["direction"] == direction)
+        & (table["approach"] == approach)
+        & (table["test_set"] == test_set)
+        & (table["seed"] == seed)
+    ].dropna(subset=["loss"])
+    if len(rows) < 2:
+        return math.nan
+    rows = rows.sort_values("dec_layers" if approach == "decoder" else "enc_layers")
+    return float(rows["loss"].iloc[0] - rows["loss"].iloc[-1])
+
+
+def scale_gates(
+    table: pd.DataFrame,
+    spread: pd.DataFrame,
+    long_table: pd.DataFrame | None = None,
+    seed: int = 0,
+    direction: str = "en-de",
+    min_effect: float = 10.0,
+    max_budget_change: float = 0.15,
+    min_span: float = 8.0,
+) -> list[Gate]:
+    """The conditions under which chapter 1's verdicts mean something, measured on its runs (`table`, from
+    `sweeps.run_table`), its seed spread and, when given, the same runs at a longer budget (`long_table`):
+
+    - the decoder effect (`family_effect`) at least `min_effect` seed standard deviations on every test set;
+    - the encoder effect outside its 95% interval around zero (two single runs: +-1.96 sqrt(2) seed std);
+    - N spanning at least `min_span` in each fitted family, and at least 3 models with 3 or more seeds;
+    - no run data-limited: its last held-out loss within one seed std of its lowest (`above_minimum`);
+    - budget stability: each family's effect at the longer budget within `max_budget_change` of it here;
+    - the last-20% slope, reported: under a cosine schedule the anneal lowers it, so it is no flatness test.
+    """
+    rows = table[table["direction"] == direction]
+    gates = []
+    for test_set in [t for t in TEST_SETS if t in set(rows["test_set"])]:
+        match = spread[(spread["direction"] == direction) & (spread["test_set"] == test_set)]
+        std = float(match["std"].iloc[0]) if len(match) else math.nan
+        decoder = family_effect(rows, direction, "decoder", test_set, seed)
+        gates.append(
+            Gate(
+                f"decoder effect, {direction} {test_set} (seed std)",
+                decoder / std,
+                f">= {min_effect:g}",
+                bool(decoder / std >= min_effect),
+                f"shallowest minus deepest decoder {decoder:.3f} nats; seed std {std:.4f} nats",
+            )
+        )
+        encoder = family_effect(rows, direction, "encoder", test_set, seed)
+        half = 1.96 * math.sqrt(2) * std
+        gates.append(
+            Gate(
+                f"encoder effect, {direction} {test_set} (nats)",
+                encoder,
+                "95% interval excludes 0",
+                bool(abs(encoder) > half),
+                f"shallowest minus deepest encoder; 95% interval [{encoder - half:.3f}, "
+                f"{encoder + half:.3f}]",
+            )
+        )
+        if long_table is not None:
+            for approach in ("decoder", "encoder"):
+                longer = family_effect(long_table, direction, approach, test_set, seed)
+                here = family_effect(rows, direction, approach, test_set, seed)
+                change = longer / here - 1
+                gates.append(
+                    Gate(
+                        f"budget stability, {approach} effect {direction} {test_set} (relative change)",
+                        change,
+                        f"within +-{max_budget_change:.0%}",
+                        bool(abs(change) <= max_budget_change),
+                        f"{here:.3f} nats at {int(rows['steps'].max())} updates, {longer:.3f} at "
+                        f"{int(long_table['steps'].max())}",
+                    )
+                )
+    for approach in ("encoder", "decoder"):
+        family = rows[rows["approach"].isin(["baseline", approach])]
+        span = family["N"].max() / family["N"].min()
+        gates.append(
+            Gate(
+                f"N span, {direction} {approach} family (max / min)",
+                float(span),
+                f">= {min_span:g}",
+                bool(span >= min_span),
+                f"{family['N'].min():,}-{family['N'].max():,} non-embedding parameters",
+            )
+        )
+    seeds = rows.drop_duplicates(["model", "seed"]).groupby("model")["seed"].count()
+    gates.append(
+        Gate(
+            "models with >= 3 seeds",
+            float((seeds >= 3).sum()),
+            ">= 3",
+            bool((seeds >= 3).sum() >= 3),
+            ", ".join(f"{model} x{n}" for model, n in seeds[seeds >= 2].items()),
+        )
+    )
+    noise = float(spread["std"].mean())
+    everything = pd.concat([table] if long_table is None else [table, long_table], ignore_index=True)
+    worst = everything.loc[everything["above_minimum"].idxmax()]
+    gates.append(
+        Gate(
+            "largest rise of a run's held-out loss above its minimum (seed std)",
+            float(worst["above_minimum"] / noise),
+            "<= 1",
+            bool(worst["above_minimum"] <= noise),
+            f"{worst['direction']} {worst['model']} {worst['test_set']} after {int(worst['steps'])} updates: "
+            f"{worst['above_minimum']:.4f} nats; 0 means no run has begun to overfit",
+        )
+    )
+    gates.append(
+        Gate(
+            "steepest last-20% slope (nats per doubling of steps)",
+            float(everything["slope"].min()),
+            "",
+            None,
+            "under a cosine schedule the anneal lowers the loss at the end; budget stability is the test",
+        )
+    )
+    return gates
 
 
 def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:

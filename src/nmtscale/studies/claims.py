@@ -70,6 +70,43 @@ class ScaleStatement:
     measured: str
 
 
+@dataclass(frozen=True)
+class Gate:
+    """A condition the chapter's scale must meet before its verdicts mean something (an effect above the
+    noise, a budget the fits are stable under), with the measured value printed beside the threshold."""
+
+    gate: str
+    measured: float
+    threshold: str  # "" for a measurement the chapter reports beside its gates without judging it
+    passed: bool | None  # None with no threshold
+    detail: str = ""
+
+
+def gates_table(gates: Sequence[Gate]) -> pd.DataFrame:
+    """The gates as the book shows them, a failed one marked so that no reader misses it."""
+    return pd.DataFrame(
+        [
+            {
+                "gate": g.gate,
+                "measured": round(g.measured, 4),
+                "threshold": g.threshold,
+                "result": {True: "passed", False: "FAILED", None: "reported"}[g.passed],
+                "detail": g.detail,
+            }
+            for g in gates
+        ]
+    )
+
+
+def show_gates(gates: Sequence[Gate]):
+    """The gates table styled for the book: failed gates in red."""
+    frame = gates_table(gates)
+    return frame.style.hide(axis="index").apply(
+        lambda row: ["color: #b00020; font-weight: bold" if row["result"] == "FAILED" else ""] * len(row),
+        axis=1,
+    )
+
+
 def untestable(claim: str, paper: str, measured: str, rule: str, reason: str, noise: str = "") -> Claim:
     """A claim this scale cannot test, with the reason."""
     return Claim(claim, paper, measured, NOT_TESTABLE, rule, noise, reason)

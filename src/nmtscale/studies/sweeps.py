@@ -122,6 +122,13 @@ def last_fraction_slope(curves: Sequence[dict], key: str, fraction: float = 0.2)
     return float(np.polyfit(np.log2(steps), losses, 1)[0])
 
 
+def above_minimum(curves: Sequence[dict], key: str) -> float:
+    """How far the last evaluation of test loss `key` lies above the lowest one of the run (nats): about 0
+    for a model still improving or annealed at its end, positive for one that has begun to overfit."""
+    losses = [c["test_loss"][key] for c in curves]
+    return float(losses[-1] - min(losses)) if losses else math.nan
+
+
 def run_table(
     plan: Sequence[PlannedRun], summaries: Sequence[RunSummary], fraction: float = 0.2
 ) -> pd.DataFrame:
@@ -130,8 +137,9 @@ def run_table(
     Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, seed, Ne, Nd (encoder and
     decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target tokens trained
     on), tokens_per_param (tokens / N), steps, wall_time_s, status, reason (why a failed run failed),
-    test_set, loss (the run's final loss) and slope (`last_fraction_slope` over the last `fraction` of
-    training). Failed runs keep their rows with a NaN loss, so a table shows what did not train.
+    test_set, loss (the run's final loss), slope (`last_fraction_slope` over the last `fraction` of
+    training) and above_minimum (`above_minimum`). Failed runs keep their rows with a NaN loss, so a table
+    shows what did not train.
     """
     if len(plan) != len(summaries):
         raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
@@ -170,6 +178,7 @@ def run_table(
                     "test_set": key.removeprefix(prefix),
                     "loss": summary.final_loss.get(key, math.nan) if summary.finished else math.nan,
                     "slope": last_fraction_slope(summary.curves, key, fraction),
+                    "above_minimum": above_minimum(summary.curves, key),
                 }
             )
     return pd.DataFrame(rows)

@@ -65,8 +65,9 @@ def test_threads_must_be_positive(store, capsys):
         runs.run(cfg, threads=0)
     config = store / "run.yaml"
     config.write_text(yaml.safe_dump(user_run(store)))
-    assert cli.main(["train", str(config), "--threads", "0"]) == 2
-    assert "threads must be a positive number" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", str(config), "--threads", "0"])
+    assert exit_info.value.code == 2 and "argument --threads: must be >= 1, not 0" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -358,3 +359,138 @@ def test_a_params_file_with_a_key_twice_is_refused(tmp_path):
     (tmp_path / "params/01_bivariate_laws/cpu.yaml").write_text(text + "\nscale: cpu\n")
     with pytest.raises(ConfigurationError, match=r"cpu.yaml: not valid YAML: .*key 'scale' given twice"):
         book.load_parameters("01_bivariate_laws", "cpu", None, tmp_path)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Command-line counts, empty sweeps, missing files, clashing names and undetermined fits: each a named error
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "s.yaml", "--workers", "-3"], "argument --workers: must be >= 1, not -3"),
+        (["sweep", "s.yaml", "--workers", "0"], "argument --workers: must be >= 1, not 0"),
+        (["sweep", "s.yaml", "--threads", "-1"], "argument --threads: must be >= 1, not -1"),
+        (["train", "r.yaml", "--threads", "two"], "argument --threads: 'two' is not a whole number"),
+        (["translate", "0123", "--beam", "-2"], "argument --beam: must be >= 1, not -2"),
+    ],
+)
+def test_a_count_below_one_is_refused_by_name(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_an_empty_sweep_and_missing_inputs_are_named(tmp_path, store, capsys):
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text("runs: []\n")
+    with pytest.raises(ConfigurationError, match=r"sweep.yaml: runs is empty"):
+        runs.load_sweep(sweep_file)
+    assert cli.main(["results", "table", "--store", str(tmp_path / "no_such_dir")]) == 2
+    assert "no_such_dir: no such results store" in capsys.readouterr().err
+    assert cli.main(["results", "table", "--output", str(tmp_path / "missing" / "runs.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert cli.main(["results", "table", "--output", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    summary = runs.run(from_dict(user_run(store)))
+    assert cli.main(["translate", summary.run_id, "--input", str(tmp_path / "nothing.txt")]) == 2
+    assert "nothing.txt: no such file" in capsys.readouterr().err
+
+
+def test_a_user_test_file_may_not_take_a_corpus_test_sets_name(store):
+    raw = user_run(store)
+    raw["data"] = {
+        **raw["data"],
+        "test_sets": ["dev"],
+        "test_files": {"en-de": {"dev": str(store / "test.tsv")}},
+    }
+    with pytest.raises(
+        ConfigurationError, match=r"data.test_files.en-de: \['dev'\] also named in data.test_sets"
+    ):
+        from_dict(raw)
+
+
+@pytest.mark.parametrize("lr", [10, 1000, 1e9])
+def test_adafactor_refuses_a_rate_it_would_ignore(lr):
+    with pytest.raises(
+        ConfigurationError, match=r"train.lr=\S+ with train.optimizer adafactor.*give lr <= 1"
+    ):
+        from_dict({"train": {"optimizer": "adafactor", "lr": lr}})
+
+
+def test_a_vocabulary_sentencepiece_cannot_build_names_the_key(store):
+    """Vocabulary 8 is allowed by the config (SentencePiece's own minimum) but smaller than the characters
+    the text needs: the error names the key and says why, instead of SentencePiece's traceback."""
+    with pytest.raises(ConfigurationError, match=r"data.vocab_size=8: SentencePiece cannot build .*required"):
+        runs.run(from_dict(user_run(store) | {"data": {**user_run(store)["data"], "vocab_size": 8}}))
+
+
+def test_fitting_arguments_outside_their_range_are_named():
+    import numpy as np
+
+    from nmtscale import laws
+    from nmtscale.laws import fitting
+
+    law = laws.power_law()
+    x, y = np.array([1.0, 2.0, 4.0, 8.0]), np.array([3.0, 2.6, 2.4, 2.3])
+    with pytest.raises(ValueError, match=r"delta must be > 0"):
+        fitting.fit_multistart(law, x, y, delta=0.0)
+    with pytest.raises(ValueError, match=r"delta must be > 0 .*not -1"):
+        fitting.fit_multistart(law, x, y, delta=-1)
+    with pytest.raises(ValueError, match=r"f_scale must be > 0"):
+        fitting.fit_soft_l1(law, x, y, f_scale=0)
+    with pytest.raises(ValueError, match=r"n0 must be a positive size"):
+        laws.power_law(n0=0)
+    with pytest.raises(ValueError, match=r"target_step must be a positive step, not -100"):
+        fitting.extrapolate_learning_curve([100, 200, 300, 400], [3.0, 2.6, 2.4, 2.3], target_step=-100)
+
+
+def test_an_unbounded_law_fits_by_ordinary_least_squares():
+    import numpy as np
+
+    from nmtscale import laws
+    from nmtscale.laws import fitting
+
+    bounded = laws.power_law()
+    free = laws.Law(
+        "free_power_law",
+        bounded.inputs,
+        tuple(laws.Parameter(p.name, -np.inf, np.inf, p.grid, p.start) for p in bounded.parameters),
+        bounded.predict,
+        bounded.jacobian,
+    )
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    y = 0.8 * x**-0.5 + 2.0
+    fit = fitting.fit_least_squares(free, x, y, loss="linear")
+    assert fit.params["p"] == pytest.approx(0.5, rel=1e-3)
+
+
+def test_ctrl_c_on_train_is_one_line_saying_the_run_resumes(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    config = tmp_path / "run.yaml"
+    config.write_text("train:\n  steps: 3\n")
+    monkeypatch.setattr(runs, "run", interrupted)
+    assert cli.main(["train", str(config)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run the same command again to resume" in err and "Traceback" not in err
+
+
+def test_training_without_a_terminal_prints_progress_lines(tmp_path, store, monkeypatch, capsys):
+    monkeypatch.setattr(trainer, "PROGRESS_LINE_S", 0.0)  # every update, so a tiny run shows some
+    runs.run(from_dict(user_run(store, steps=3)))  # pytest's captured stderr is no terminal
+    lines = [line for line in capsys.readouterr().err.splitlines() if ": update " in line]
+    assert len(lines) == 3 and lines[-1].split(": update ")[1].startswith("3/3, training loss")
+
+
+def test_count_params_of_a_run_config_uses_its_vocabulary(tmp_path):
+    from nmtscale.engine.counting import load_preset, parameter_counts, summarize_counts
+
+    config = tmp_path / "run.yaml"
+    config.write_text("model:\n  d_model: 16\n  d_ff: 64\n  n_heads: 2\ndata:\n  vocab_size: 300\n")
+    _, rows = load_preset(config)
+    assert rows[0].config.vocab_size == 300
+    small = summarize_counts(parameter_counts(rows[0].config))["total"]
+    config.write_text("model:\n  d_model: 16\n  d_ff: 64\n  n_heads: 2\ndata:\n  vocab_size: 3000\n")
+    assert summarize_counts(parameter_counts(load_preset(config)[1][0].config))["total"] > small

@@ -127,7 +127,33 @@ def test_claims_are_computed_from_the_numbers():
     verdicts = claims.table(bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread))
     verdicts = verdicts.set_index("claim")
     assert verdicts["verdict"].filter(like="pd > pe").iloc[0] == "not reproduced"
-    assert "pd > pe on 0 of 2 test sets" in verdicts["measured"].filter(like="pd > pe").iloc[0]
+    assert (
+        "determined on 2 of 2 test sets; there pd > pe on 0"
+        in verdicts["measured"].filter(like="pd > pe").iloc[0]
+    )
+
+
+def test_an_exponent_the_data_do_not_determine_makes_pd_gt_pe_untestable():
+    """A world without an encoder effect: pe lands on its bound 0, so the fit says nothing about pd > pe or
+    the allocation, and the verdicts must say that instead of reading a point estimate."""
+    spread = pd.DataFrame(
+        {"direction": ["en-de"], "test_set": ["l10n"], "std": [0.002], "max_difference": [0.004]}
+    )
+    analyses = bivariate.analyse_all(synthetic_table({**TRUTH, "pe": 0.0}), n_bootstrap=20)
+    exps = bivariate.exponents(analyses)
+    assert all("on its bound" in reason for reason in exps["pe_undetermined"])
+    assert (exps["pd_undetermined"] == "").all()
+    verdicts = claims.table(bivariate.claims(analyses, spread)).set_index("claim")["verdict"]
+    for claim in ("pd > pe", "nearly optimal"):
+        assert (
+            verdicts.filter(like=claim).iloc[0].startswith("not testable at this scale: the data determine")
+        )
+
+
+def test_determined_names_a_bound_and_a_wide_interval():
+    assert bivariate.determined(0.3, 0.2, 0.4, (0.0, 10.0)) == ""
+    assert "on its bound" in bivariate.determined(10.0, 9.0, 10.0, (0.0, 10.0))
+    assert "spans over half" in bivariate.determined(0.3, 0.0, 9.0, (0.0, 10.0))
 
 
 def gate_table(
@@ -172,6 +198,9 @@ def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
     assert not gates["models with >= 3 seeds"].passed
     rise = gates["largest rise of a run's held-out loss above its minimum (seed std)"]
     assert rise.measured == pytest.approx(2.0) and not rise.passed
+    only_decoder = longer[longer["approach"] != "encoder"]
+    unmeasured = {g.gate: g for g in bivariate.scale_gates(table, spread, only_decoder)}
+    assert unmeasured["budget stability, encoder effect en-de l10n (relative change)"].passed is None
     shown = claims.gates_table(list(gates.values()))
     assert set(shown["result"]) == {"passed", "FAILED", "reported"}
 

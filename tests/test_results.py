@@ -41,6 +41,17 @@ def test_a_run_is_recorded_once_and_read_back_without_its_run_directory(store, m
         (lambda rec: rec["summary"].update(run_id="0" * 16), "holds run"),
         (lambda rec: rec.update(engine_version=1), "written by engine version 1"),
         (lambda rec: rec["summary"]["config"]["train"].update(lr=1.0), "its config is not the config"),
+        (
+            lambda rec: rec["summary"]["final_loss"].update({"en-de/toy": 1.2345}),
+            r"summary.final_loss.en-de/toy is 1.2345, but its curves give",
+        ),
+        (lambda rec: rec["summary"].update(status="finsihed"), r"summary.status is 'finsihed', not one of"),
+        (lambda rec: rec["summary"].update(status="failed"), "summary.final_loss is set for a failed run"),
+        (
+            lambda rec: rec["summary"]["final_loss"].update({"en-de/toy": "4.2"}),
+            r"summary.final_loss.en-de/toy is '4.2', not a number",
+        ),
+        (lambda rec: rec["summary"].update(n_params="many"), r"summary.n_params is 'many', not a count"),
     ],
 )
 def test_a_damaged_record_is_an_error_naming_its_file(store, damage, message):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from toy import tiny_config, train_whole_and_resumed
 
+from nmtscale import record
 from nmtscale import train as trainer
 from nmtscale.engine.batching import collate
+from nmtscale.errors import DataError
 
 
 def final_weights(run_dir):
@@ -55,10 +59,10 @@ def test_final_loss_is_the_median_over_the_last_stretch():
     curves = [
         {"step": s, "test_loss": {"t": loss}} for s, loss in [(10, 9.0), (80, 5.0), (90, 1.0), (100, 4.0)]
     ]
-    assert trainer.final_loss(curves, "t", total_steps=100, final_fraction=0.2) == 4.0  # median of 5, 1, 4
-    assert trainer.final_loss(curves, "t", total_steps=100, final_fraction=0.1) == 2.5  # median of 1, 4
+    assert record.final_loss(curves, "t", total_steps=100, final_fraction=0.2) == 4.0  # median of 5, 1, 4
+    assert record.final_loss(curves, "t", total_steps=100, final_fraction=0.1) == 2.5  # median of 1, 4
     with pytest.raises(ValueError, match="no evaluation"):
-        trainer.final_loss(curves[:1], "t", total_steps=100, final_fraction=0.1)
+        record.final_loss(curves[:1], "t", total_steps=100, final_fraction=0.1)
 
 
 def test_evaluation_is_the_exact_per_token_cross_entropy(toy_data):
@@ -183,3 +187,28 @@ def test_greedy_translation_of_a_trained_toy_model(tmp_path, toy_data):
     assert scores["sentences"] == 10
     assert 0 <= scores["bleu"] <= 100 and 0 <= scores["chrf"] <= 100
     assert "tok:13a" in scores["bleu_signature"]
+
+
+class PlantedCode:
+    """A pickled object that would create `marker` when unpickled without restrictions."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_model_or_checkpoint_carrying_code_is_refused_and_never_run(tmp_path, toy_data):
+    run_dir = tmp_path / "run"
+    trainer.train(tiny_config(train={"steps": 2}), run_dir, toy_data)
+    marker = tmp_path / "code-ran"
+    torch.save({"model_config": PlantedCode(marker), "state_dict": {}}, run_dir / trainer.MODEL)
+    with pytest.raises(DataError, match=r"model.pt: not a readable model .*holds a getattr object.*refused"):
+        trainer.load_trained_model(run_dir)
+    torch.save({"model": PlantedCode(marker)}, run_dir / trainer.CHECKPOINT)
+    with pytest.raises(
+        DataError, match=r"checkpoint.pt: holds a getattr object, not tensors .*refused unread"
+    ):
+        trainer.load_weights(run_dir / trainer.CHECKPOINT, torch.device("cpu"))
+    assert not marker.exists(), "the planted code ran"

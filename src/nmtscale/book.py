@@ -24,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -106,6 +107,12 @@ def parameters_cell_names(chapter: str, root: Path = Path(".")) -> list[str]:
                 if isinstance(target, ast.Name)
             ]
     raise ConfigurationError(f"{source}: no cell tagged 'parameters' (# %% tags=[\"parameters\"])")
+
+
+def chapter_parameters(chapter: str, namespace: Mapping[str, Any], root: Path = Path(".")) -> dict[str, Any]:
+    """A chapter's parameters as its notebook holds them once papermill has set them (pass `globals()`): the
+    mapping the study packages' plan functions take, so the chapter and its package plan the same runs."""
+    return {name: namespace[name] for name in parameters_cell_names(chapter, root)}
 
 
 def load_parameters(chapter: str, scale: str, overrides: dict | None = None, root: Path = Path(".")) -> dict:

@@ -39,3 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "interrupted: nothing is lost; run the same command again to resume every unfinished run from "
+            "its last checkpoint",
+            file=sys.stderr,
+        )
+        return 130

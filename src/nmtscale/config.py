@@ -118,7 +118,13 @@ class DataConfig:
                 raise ConfigurationError(
                     f"{source}: data.tokenizer_directions {missing} have no entry in data.train_files"
                 )
-        for direction in self.test_files or {}:
+        for direction, sets in (self.test_files or {}).items():
+            clash = sorted(set(sets or {}) & set(self.test_sets))
+            if clash:
+                raise ConfigurationError(
+                    f"{source}: data.test_files.{direction}: {clash} also named in data.test_sets, whose "
+                    "corpus set of that name it would replace; give your file another name"
+                )
             if direction not in all_directions:
                 raise ConfigurationError(
                     f"{source}: data.test_files.{direction}: not one of the run's directions "
@@ -158,6 +164,12 @@ class TrainConfig:
                 raise ConfigurationError(f"{source}: train.{key} must be >= 1, not {getattr(self, key)}")
         if self.lr <= 0:
             raise ConfigurationError(f"{source}: train.lr must be > 0, not {self.lr}")
+        if self.optimizer == "adafactor" and self.lr > 1:
+            raise ConfigurationError(
+                f"{source}: train.lr={self.lr} with train.optimizer adafactor: torch's Adafactor steps by "
+                "min(lr, 1/sqrt(step)) relative to each weight's scale, so any lr above 1 acts as 1 (and a "
+                "diverging rate could not be told apart); give lr <= 1"
+            )
         if self.weight_decay < 0:
             raise ConfigurationError(f"{source}: train.weight_decay must be >= 0, not {self.weight_decay}")
         if self.warmup_steps < 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,3 +30,15 @@ def require_file(path: Path, error: type[ValueError] = DataError) -> None:
     """Raise `error` naming `path` unless it is a readable file's path (a directory is named as one)."""
     if not path.is_file():
         raise error(f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type for counts (workers, threads, beam size): a whole number >= 1, else argparse's named
+    error ("argument --workers: ...")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value

@@ -18,10 +18,12 @@ import dataclasses
 import datetime
 import gzip
 import json
+import math
 import os
 import platform
+import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ RECORD_FORMAT = 1
 REPOSITORY = Path(__file__).resolve().parents[2]
 RETRAIN_DIR = "retrain"  # the scratch stores of NMTSCALE_RETRAIN=1
 RECORD_KEYS = ("engine_version", "format", "provenance", "run_id", "summary")
+STATUSES = ("finished", "failed")
 
 
 @dataclass
@@ -201,8 +204,50 @@ def read_record(path: Path, engine_version: int | None = ENGINE_VERSION) -> dict
             f"{path}: written by engine version {record['engine_version']}, and this code is engine version "
             f"{engine_version}; its numbers are not this code's. Delete it to train the run again"
         )
+    problem = summary_problem(summary)
+    if problem:
+        raise DataError(
+            f"{path}: {problem} (edited by hand?); restore it from git (`git checkout -- <file>`) or "
+            "delete it to train the run again"
+        )
     record["summary"] = summary
     return record
+
+
+def final_loss(curves: Sequence[dict[str, Any]], key: str, total_steps: int, final_fraction: float) -> float:
+    """Median of a test set's evaluations over the last `final_fraction` of training."""
+    start = total_steps * (1 - final_fraction)
+    losses = [point["test_loss"][key] for point in curves if point["step"] >= start]
+    if not losses:
+        raise ValueError(f"no evaluation of {key} in the last {final_fraction:.0%} of {total_steps} steps")
+    return statistics.median(losses)
+
+
+def summary_problem(summary: RunSummary) -> str:
+    """What makes a stored summary inconsistent ("" when nothing does): a status other than finished or
+    failed, a field of the wrong type, or final losses other than those its own curves give."""
+    if summary.status not in STATUSES:
+        return f"summary.status is {summary.status!r}, not one of {list(STATUSES)}"
+    counts = ("steps", "n_params", "n_params_non_embedding")
+    for name in counts:
+        value = getattr(summary, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"summary.{name} is {value!r}, not a count"
+    for name, losses in (("final_loss", summary.final_loss), ("averaged_loss", summary.averaged_loss or {})):
+        for key, value in losses.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"summary.{name}.{key} is {value!r}, not a number"
+    if not summary.finished:
+        return "summary.final_loss is set for a failed run" if summary.final_loss else ""
+    try:
+        steps, fraction = summary.config["train"]["steps"], summary.config["eval"]["final_fraction"]
+        expected = {key: final_loss(summary.curves, key, steps, fraction) for key in summary.final_loss}
+    except (KeyError, TypeError, ValueError) as err:
+        return f"summary.curves do not give its final losses ({type(err).__name__}: {err})"
+    for key, value in summary.final_loss.items():
+        if not math.isclose(value, expected[key], rel_tol=1e-12, abs_tol=0.0):
+            return f"summary.final_loss.{key} is {value!r}, but its curves give {expected[key]!r}"
+    return ""
 
 
 def iter_records(root: str | Path, engine_version: int | None = None) -> Iterator[dict]:

@@ -130,8 +130,14 @@ def compare(a: str | Path, b: str | Path, noise: float | None = None) -> pd.Data
 
 
 def _table_command(args: argparse.Namespace) -> int:
-    frame = table(args.store)
+    if args.store is not None and not Path(args.store).is_dir():
+        raise ConfigurationError(f"--store {args.store}: no such results store (a directory of run records)")
     output = args.output or f"runs.{args.format}"
+    if Path(output).is_dir():
+        raise ConfigurationError(f"--output {output}: is a directory; give a file name")
+    if not Path(output).resolve().parent.is_dir():
+        raise ConfigurationError(f"--output {output}: its directory {Path(output).parent} does not exist")
+    frame = table(args.store)
     if args.format == "parquet":
         try:
             frame.to_parquet(output, index=False)

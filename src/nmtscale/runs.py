@@ -51,7 +51,7 @@ from nmtscale.config import (
 )
 from nmtscale.engine.data import check_lengths, encode_sources, prepare_data, uses_target_tags
 from nmtscale.engine.tokenizer import Tokenizer
-from nmtscale.errors import ConfigurationError, DataError, SweepError, closest
+from nmtscale.errors import ConfigurationError, DataError, SweepError, closest, positive_int, require_file
 from nmtscale.record import (
     REPOSITORY,
     RunSummary,
@@ -375,7 +375,9 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], dict[str, int]]:
             raise ConfigurationError(f"{path}: grid must map keys to non-empty lists of values")
         variants = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     else:
-        variants = raw.get("runs") or [{}]
+        variants = raw.get("runs", [{}])
+        if variants == []:
+            raise ConfigurationError(f"{path}: runs is empty; list at least one run, or leave the key out")
         if not isinstance(variants, list):
             raise ConfigurationError(f"{path}: runs must be a list of mappings of section.key: value")
     configs = []
@@ -449,8 +451,8 @@ def _train_command(args: argparse.Namespace) -> int:
 
 def _sweep_command(args: argparse.Namespace) -> int:
     configs, pool = load_sweep(args.sweep)
-    workers = args.workers or pool["workers"]
-    threads = args.threads or pool["threads_per_run"]
+    workers = args.workers if args.workers is not None else pool["workers"]
+    threads = args.threads if args.threads is not None else pool["threads_per_run"]
     summaries = sweep(configs, workers, threads, engine=args.engine, address=args.address)
     for summary in summaries:
         print(_summary_line(summary))
@@ -459,6 +461,8 @@ def _sweep_command(args: argparse.Namespace) -> int:
 
 def _translate_command(args: argparse.Namespace) -> int:
     directory = find_run(args.run)
+    if args.input:
+        require_file(Path(args.input), ConfigurationError)
     texts = (Path(args.input).read_text() if args.input else sys.stdin.read()).splitlines()
     for line in translate_texts(directory, texts, args.direction, args.beam, args.length_penalty):
         print(line)
@@ -482,13 +486,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key"
     )
-    parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.add_argument("--threads", type=positive_int, help="torch CPU threads")
     parser.set_defaults(func=_train_command)
 
     parser = subparsers.add_parser("sweep", help="train every run of a sweep file in a pool of workers")
     parser.add_argument("sweep", help="sweep YAML: base, set, grid or runs, workers, threads_per_run")
-    parser.add_argument("--workers", type=int, help="worker processes (overrides the sweep file)")
-    parser.add_argument("--threads", type=int, help="torch threads per run (overrides the sweep file)")
+    parser.add_argument("--workers", type=positive_int, help="worker processes (overrides the sweep file)")
+    parser.add_argument(
+        "--threads", type=positive_int, help="torch threads per run (overrides the sweep file)"
+    )
     parser.add_argument(
         "--engine",
         choices=ENGINES,
@@ -504,7 +510,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("run", help="run id, run directory or run config YAML")
     parser.add_argument("--input", help="file with one source sentence per line (default: stdin)")
     parser.add_argument("--direction", help="e.g. en-de (default: the run's first direction)")
-    parser.add_argument("--beam", type=int, default=1, help="beam size; 1 is greedy search")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam size; 1 is greedy search")
     parser.add_argument(
         "--length-penalty", type=float, default=1.0, help="beam length normalisation exponent"
     )

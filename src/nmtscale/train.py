@@ -18,8 +18,11 @@ import functools
 import json
 import math
 import os
+import pickle
 import random
+import re
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Sequence
@@ -41,7 +44,7 @@ from nmtscale.engine.metrics import bleu, chrf, off_target_rate
 from nmtscale.engine.model import ModelConfig, NMTModel, build_model
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
-from nmtscale.record import RunSummary, atomic_write
+from nmtscale.record import RunSummary, atomic_write, final_loss
 
 CHECKPOINT = "checkpoint.pt"
 # A loss above this many times ln V nats per token (a uniform guess scores ln V) is a diverged run.
@@ -49,6 +52,7 @@ DIVERGENCE_FACTOR = 3
 MODEL = "model.pt"
 METRICS_LOG = "metrics.jsonl"
 DECODE_BATCH_SENTENCES = 64
+PROGRESS_LINE_S = 60.0  # seconds between progress lines when no progress bar is shown
 
 
 def test_set_key(test_set: TestSet) -> str:
@@ -135,15 +139,6 @@ def evaluate_loss(
         count += batch.n_tgt_tokens
     model.train(was_training)
     return total / count
-
-
-def final_loss(curves: Sequence[dict[str, Any]], key: str, total_steps: int, final_fraction: float) -> float:
-    """Median of a test set's evaluations over the last `final_fraction` of training."""
-    start = total_steps * (1 - final_fraction)
-    losses = [point["test_loss"][key] for point in curves if point["step"] >= start]
-    if not losses:
-        raise ValueError(f"no evaluation of {key} in the last {final_fraction:.0%} of {total_steps} steps")
-    return statistics.median(losses)
 
 
 @torch.no_grad()
@@ -286,6 +281,9 @@ class Trainer:
         self.model.train()
         batches = iter(self.stream)
         bar = tqdm(total=cfg.steps, initial=self.state.step, disable=self._bar_disabled(), unit="step")
+        # without a terminal (a log file, a batch job) the bar is off: say how the run goes once in a while
+        log_lines = self.progress is None and bar.disable
+        last_line = time.perf_counter()
         session_start = time.perf_counter()
         wall_before = self.state.wall_time_s
         while self.state.step < cfg.steps:
@@ -318,6 +316,14 @@ class Trainer:
             self.state.objective_steps += 1
             bar.update(1)
             bar.set_postfix(loss=f"{objective:.3f}", tok_s=f"{tokens_per_s:.0f}")
+            if log_lines and time.perf_counter() - last_line >= PROGRESS_LINE_S:
+                last_line = time.perf_counter()
+                print(
+                    f"run {self.run_dir.name}: update {self.state.step}/{cfg.steps}, training loss "
+                    f"{objective:.3f}, {tokens_per_s:.0f} target tokens/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if reason is None and (
                 self.state.step % self.cfg.eval.interval == 0 or self.state.step == cfg.steps
             ):
@@ -516,7 +522,7 @@ class Trainer:
         self.log.write(event="resume", step=self.state.step)
 
     def load_checkpoint(self, path: Path) -> None:
-        checkpoint = torch.load(path, map_location=self.device, weights_only=False)
+        checkpoint = load_weights(path, self.device)
         self.model.load_state_dict(checkpoint["model"])
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.scheduler.load_state_dict(checkpoint["scheduler"])
@@ -535,12 +541,35 @@ def train(cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | 
     return Trainer(cfg, run_dir, data, progress).run()
 
 
+# What a checkpoint holds besides tensors and plain Python values: NumPy's random state (an array). torch.load
+# with weights_only=True refuses every other global, so a pickled object that would run code when loaded (a
+# planted or shared `checkpoint.pt` or `model.pt`) is an error, never executed.
+CHECKPOINT_GLOBALS = [np._core.multiarray._reconstruct, np.ndarray, np.dtype, type(np.dtype(np.uint32))]
+
+
+def load_weights(path: Path, device: torch.device) -> Any:
+    """A checkpoint or model file read with torch.load's weights_only unpickler (tensors, containers,
+    numbers, strings and `CHECKPOINT_GLOBALS` only)."""
+    try:
+        with torch.serialization.safe_globals(CHECKPOINT_GLOBALS):
+            return torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as err:
+        unsupported = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
+        what = (
+            f"a {unsupported.group(1)} object" if unsupported else "an object the weights-only loader refuses"
+        )
+        raise DataError(
+            f"{path}: holds {what}, not tensors and plain values; refused unread, since unpickling it "
+            "could run code. Delete it if you did not write it"
+        ) from None
+
+
 def load_trained_model(run_dir: Path, device: torch.device | None = None) -> NMTModel:
     """The final model of a finished run (the averaged checkpoints when the run averaged them); an
     unreadable file is a DataError naming it."""
     path = Path(run_dir) / MODEL
     try:
-        payload = torch.load(path, map_location=device or pick_device(), weights_only=False)
+        payload = load_weights(path, device or pick_device())
         model = build_model(ModelConfig(**payload["model_config"]))
         model.load_state_dict(payload["state_dict"])
     except Exception as err:  # a truncated zip, a pickle error, a missing key or a shape mismatch

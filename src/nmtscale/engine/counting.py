@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nmtscale.config import read_yaml
+from nmtscale.config import DataConfig, read_yaml
 from nmtscale.engine.model import ModelConfig
 from nmtscale.errors import ConfigurationError, closest
 
@@ -111,7 +111,11 @@ def load_preset(path: str | Path) -> tuple[str, list[PresetRow]]:
     rounding = data.get("rounding", 1)
     if not isinstance(rounding, int) or rounding < 1:
         raise ConfigurationError(f"{path}: rounding must be a positive integer, got {rounding!r}")
-    shared = data.get("model", {})
+    shared = dict(data.get("model", {}))
+    if any(section in data for section in ("data", "train", "eval")) and "vocab_size" not in shared:
+        # a run config: its tokenizer, sized by data.vocab_size, sets the model's vocabulary
+        run_data = data.get("data") or {}
+        shared["vocab_size"] = run_data.get("vocab_size", DataConfig().vocab_size)
     rows = data.get("rows", [{"name": path.stem}])
     if not isinstance(rows, list):
         raise ConfigurationError(f"{path}: rows must be a list")

@@ -91,8 +91,11 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         )
     except RuntimeError as err:
         limit = re.search(r"value <= (\d+)", str(err))
-        if limit is None:
-            raise
+        if limit is None:  # another of SentencePiece's checks, e.g. fewer pieces than the text's characters
+            raise ConfigurationError(
+                f"data.vocab_size={cfg.vocab_size}: SentencePiece cannot build this vocabulary from the "
+                f"training text ({str(err).strip().splitlines()[-1]})"
+            ) from None
         raise ConfigurationError(
             f"data.vocab_size={cfg.vocab_size}: the training text ({len(texts):,} sentences) allows at most "
             f"{int(limit.group(1)):,} pieces; lower data.vocab_size"

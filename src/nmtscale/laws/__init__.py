@@ -145,6 +145,8 @@ def power_law(n0: float = 1.0, input_name: str = "N") -> Law:
     alpha = p). `input_name="step"` gives the learning-curve law of Fernandes App. G. A normaliser keeps alpha
     of order one, which the default grid assumes.
     """
+    if not n0 > 0:
+        raise ValueError(f"power_law: n0 must be a positive size (the normaliser of N), not {n0}")
 
     def predict(x, theta):
         alpha, p, l_inf = theta

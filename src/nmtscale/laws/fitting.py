@@ -259,6 +259,8 @@ def fit_multistart(
     `unpolished_objective` where the batched optimiser left it, so `Fit.objective` equals the chosen row's
     objective and is the table's minimum. A ValueError is raised when every start is dropped.
     """
+    if not delta > 0:
+        raise ValueError(f"delta must be > 0 (the Huber loss's quadratic zone, log residuals), not {delta}")
     batched = law.batched if batched is None else batched
     if batched and not law.batched:
         raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
@@ -353,6 +355,10 @@ def fit_least_squares(
     """
     if loss not in LEAST_SQUARES_LOSSES:
         raise ValueError(f"loss must be one of {LEAST_SQUARES_LOSSES}, got {loss!r}")
+    if not f_scale > 0:
+        raise ValueError(
+            f"f_scale must be > 0 (the residual size where the robust loss bends), not {f_scale}"
+        )
     matrix, target = check_data(law, x, y)
     start = law.default_start() if start is None else np.asarray(start, dtype=float)
     if start.shape != (len(law.parameters),):
@@ -369,6 +375,8 @@ def fit_least_squares(
                 p0=start,
                 jac=lambda _, *theta: law.jacobian(matrix, np.array(theta)),
                 bounds=law.bounds,
+                # curve_fit picks "lm" for a law without bounds, which takes no max_nfev: trf takes both
+                method="trf",
                 max_nfev=10000,
                 full_output=True,
             )
@@ -527,6 +535,8 @@ def extrapolate_learning_curve(
     steps, losses = np.asarray(steps, dtype=float), np.asarray(losses, dtype=float)
     if steps.shape != losses.shape or steps.ndim != 1:
         raise ValueError(f"steps and losses must be 1-D of one length, got {steps.shape} and {losses.shape}")
+    if not target_step > 0:
+        raise ValueError(f"target_step must be a positive step, not {target_step}")
     keep = steps >= start_step
     if (steps[keep] <= 0).any():
         raise ValueError(

@@ -23,7 +23,16 @@ from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
 from nmtscale.laws.uncertainty import Uncertainty
 from nmtscale.studies import sweeps
-from nmtscale.studies.claims import NOT_REPRODUCED, PARTLY, Claim, Gate, ScaleStatement, by_count, graded
+from nmtscale.studies.claims import (
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    PARTLY,
+    Claim,
+    Gate,
+    ScaleStatement,
+    by_count,
+    graded,
+)
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 HELD_OUT_APPROACH = "symmetric"
@@ -217,19 +226,41 @@ def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# An exponent closer than this to a bound of its range sits on the bound: the fit pushed it there, so the data
+# set no value for it (the lower optimum a denser search finds is often such a corner: alpha -> 0, p -> 10).
+ON_BOUND = 1e-3
+# A 95% bootstrap interval wider than this share of the exponent's range: the refits spread over the range.
+SPREAD_OVER_RANGE = 0.5
+
+
+def determined(estimate: float, lower: float, upper: float, bounds: tuple[float, float]) -> str:
+    """ "" when the data determine an exponent, else why not: its estimate on a bound of `bounds`, or its
+    bootstrap interval (`lower`, `upper`) spread over most of the range."""
+    low, high = bounds
+    if estimate <= low + ON_BOUND or estimate >= high - ON_BOUND:
+        return f"on its bound ({estimate:.3g} in [{low:g}, {high:g}])"
+    if upper - lower > SPREAD_OVER_RANGE * (high - low):
+        return f"bootstrap interval [{lower:.3g}, {upper:.3g}] spans over half of [{low:g}, {high:g}]"
+    return ""
+
+
 def exponents(analyses: Sequence[Analysis], level: float = 0.95) -> pd.DataFrame:
-    """Per direction and test set: pe and pd with bootstrap intervals, and the share of bootstrap refits in
-    which pd > pe (Ghorbani Fig. 5)."""
+    """Per direction and test set: pe and pd with bootstrap intervals, whether the data determine each
+    (`pe_undetermined`, `pd_undetermined`: "" or the reason, see `determined`) and the share of bootstrap
+    refits in which pd > pe (Ghorbani Fig. 5)."""
     rows = []
     for a in analyses:
         coefficients = a.spread.coefficients(level).set_index("parameter")
         samples = a.spread.samples
+        law_bounds = dict(zip(a.bivariate.law.names, zip(*a.bivariate.law.bounds, strict=True), strict=True))
         row = {"direction": a.direction, "test_set": a.test_set}
         for name in ("pe", "pd"):
+            estimate, lower, upper = (coefficients.loc[name, k] for k in ("estimate", "lower", "upper"))
             row |= {
-                name: coefficients.loc[name, "estimate"],
-                f"{name}_lower": coefficients.loc[name, "lower"],
-                f"{name}_upper": coefficients.loc[name, "upper"],
+                name: estimate,
+                f"{name}_lower": lower,
+                f"{name}_upper": upper,
+                f"{name}_undetermined": determined(estimate, lower, upper, law_bounds[name]),
             }
         row |= {
             "alpha": a.bivariate.params["alpha"],
@@ -403,10 +434,16 @@ def scale_gates(
             for approach in ("decoder", "encoder"):
                 longer = family_effect(long_table, direction, approach, test_set, seed)
                 here = family_effect(rows, direction, approach, test_set, seed)
+                name = f"budget stability, {approach} effect {direction} {test_set} (relative change)"
+                if math.isnan(longer):
+                    gates.append(
+                        Gate(name, math.nan, "", None, "the family's extremes are not both trained longer")
+                    )
+                    continue
                 change = longer / here - 1
                 gates.append(
                     Gate(
-                        f"budget stability, {approach} effect {direction} {test_set} (relative change)",
+                        name,
                         change,
                         f"within +-{max_budget_change:.0%}",
                         bool(abs(change) <= max_budget_change),
@@ -472,15 +509,24 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
     noise_text = f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds"
     n_groups = len(analyses)
     eq1_beyond_noise = int((quality["eq1_max_dev"] > np.maximum(4 * noise, 2 * quality["eq2_max_dev"])).sum())
-    pd_larger = int((exps["pd"] > exps["pe"]).sum())
-    pd_confident = int((exps["share_pd_gt_pe"] >= 0.95).sum())
+    # pd > pe and the allocation are read only off fits whose data determine both exponents
+    both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
+    n_determined = int(both.sum())
+    undetermined_reason = (
+        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, or its "
+        "bootstrap interval over half its range)"
+    )
+    pd_larger = int((exps["pd"] > exps["pe"])[both].sum())
+    pd_confident = int((exps["share_pd_gt_pe"] >= 0.95)[both].sum())
     # pd > pe without bootstrap support anywhere is at most a partial reproduction
-    if pd_confident:
+    if n_determined == 0:
+        pd_verdict = NOT_TESTABLE, undetermined_reason
+    elif pd_confident:
         pd_verdict = by_count(pd_confident, n_groups)
     else:
         pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
     symmetric = quality.dropna(subset=["symmetric_r2"])
-    ratios = [_symmetric_alpha_ratio(a) for a in analyses]
+    ratios = [_symmetric_alpha_ratio(a) for a, ok in zip(analyses, both, strict=True) if ok]
     ratios = [r for r in ratios if np.isfinite(r)]
     return [
         graded(
@@ -516,25 +562,31 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
         graded(
             "The decoder exponent is larger: pd > pe on every test set (Fig. 5)",
             "pd > pe on all test sets",
-            f"pd > pe on {pd_larger} of {n_groups} test sets; in >= 95% of bootstrap refits on "
-            f"{pd_confident}",
+            f"both exponents determined on {n_determined} of {n_groups} test sets; there pd > pe on "
+            f"{pd_larger}, in >= 95% of bootstrap refits on {pd_confident}",
             pd_verdict,
             "reproduced if pd > pe in >= 95% of bootstrap refits on every test set; partly if the point "
-            "estimates say so somewhere without that support",
+            "estimates say so somewhere without that support; only fits whose data determine both exponents "
+            "count",
         ),
         graded(
             "Symmetric scaling is nearly optimal; lopsided models pay (Fig. 6)",
             "alpha#/alpha* barely above 1 at Nd/N ~ 0.55",
-            f"alpha#/alpha* at our symmetric Nd/N: {min(ratios):.3f}-{max(ratios):.3f}"
+            f"alpha#/alpha* at our symmetric Nd/N: {min(ratios):.3f}-{max(ratios):.3f} on {len(ratios)} "
+            "test sets whose data determine both exponents"
             if ratios
-            else "no fit with both exponents > 0",
-            by_count(sum(r <= 1.05 for r in ratios), n_groups),
-            "reproduced if alpha#/alpha* <= 1.05 at the symmetric models' Nd/N on every test set",
+            else "no fit whose data determine both exponents",
+            (NOT_TESTABLE, undetermined_reason)
+            if n_determined == 0
+            else by_count(sum(r <= 1.05 for r in ratios), n_groups),
+            "reproduced if alpha#/alpha* <= 1.05 at the symmetric models' Nd/N on every test set; only fits "
+            "whose data determine both exponents count",
         ),
         graded(
             "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
             "0.003 nats std, 0.008 max difference",
-            f"{noise:.4f} nats std, {spread['max_difference'].mean():.4f} max difference"
+            f"{noise:.4f} nats std, {spread['max_difference'].max():.4f} largest difference between two "
+            "seeds of one model"
             if len(spread)
             else "no repeated seeds",
             by_count(int(noise <= 0.009), 1) if len(spread) else by_count(0, 0, "no repeated seeds"),

@@ -88,7 +88,7 @@ def gates_table(gates: Sequence[Gate]) -> pd.DataFrame:
         [
             {
                 "gate": g.gate,
-                "measured": round(g.measured, 4),
+                "measured": g.measured,
                 "threshold": g.threshold,
                 "result": {True: "passed", False: "FAILED", None: "reported"}[g.passed],
                 "detail": g.detail,
@@ -101,9 +101,13 @@ def gates_table(gates: Sequence[Gate]) -> pd.DataFrame:
 def show_gates(gates: Sequence[Gate]):
     """The gates table styled for the book: failed gates in red."""
     frame = gates_table(gates)
-    return frame.style.hide(axis="index").apply(
-        lambda row: ["color: #b00020; font-weight: bold" if row["result"] == "FAILED" else ""] * len(row),
-        axis=1,
+    return (
+        frame.style.hide(axis="index")
+        .format({"measured": "{:.3g}"})
+        .apply(
+            lambda row: ["color: #b00020; font-weight: bold" if row["result"] == "FAILED" else ""] * len(row),
+            axis=1,
+        )
     )
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -494,3 +495,22 @@ def test_count_params_of_a_run_config_uses_its_vocabulary(tmp_path):
     small = summarize_counts(parameter_counts(rows[0].config))["total"]
     config.write_text("model:\n  d_model: 16\n  d_ff: 64\n  n_heads: 2\ndata:\n  vocab_size: 3000\n")
     assert summarize_counts(parameter_counts(load_preset(config)[1][0].config))["total"] > small
+
+
+def test_swapped_columns_in_a_user_file_are_warned_about_by_key():
+    from nmtscale.engine import data
+
+    pairs = [
+        ("Die Datei konnte nicht geöffnet werden.", "The file could not be opened."),
+        ("Bitte geben Sie Ihr Passwort ein.", "Please enter your password."),
+        ("Das Fenster wird jetzt geschlossen.", "The window will now be closed."),
+        ("Keine Verbindung zum Server möglich.", "Unable to connect to the server."),
+        ("Möchten Sie die Änderungen speichern?", "Do you want to save the changes?"),
+    ]
+    with pytest.warns(
+        UserWarning, match=r"data.train_files.en-de: the columns look swapped: 100% of the first 5"
+    ):
+        data.warn_if_swapped(pairs, "en-de", "data.train_files.en-de")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data.warn_if_swapped([(b, a) for a, b in pairs], "en-de", "data.train_files.en-de")

@@ -150,10 +150,10 @@ def test_an_exponent_the_data_do_not_determine_makes_pd_gt_pe_untestable():
         )
 
 
-def test_determined_names_a_bound_and_a_wide_interval():
-    assert bivariate.determined(0.3, 0.2, 0.4, (0.0, 10.0)) == ""
-    assert "on its bound" in bivariate.determined(10.0, 9.0, 10.0, (0.0, 10.0))
-    assert "spans over half" in bivariate.determined(0.3, 0.0, 9.0, (0.0, 10.0))
+def test_exponent_undetermined_names_a_bound_and_a_wide_interval():
+    assert bivariate.exponent_undetermined(0.3, 0.2, 0.4, (0.0, 10.0)) == ""
+    assert "on its bound" in bivariate.exponent_undetermined(10.0, 9.0, 10.0, (0.0, 10.0))
+    assert "spans over half" in bivariate.exponent_undetermined(0.3, 0.0, 9.0, (0.0, 10.0))
 
 
 def gate_table(
@@ -212,3 +212,40 @@ def test_analyse_names_what_is_missing():
     no_baseline = table[table["approach"] != "baseline"]
     with pytest.raises(ValueError, match="expected one baseline run, found 0"):
         bivariate.analyse(no_baseline, "en-de", "l10n")
+
+
+def test_run_summary_has_one_row_per_run_with_its_worst_rise_above_the_minimum():
+    table = pd.concat(
+        [gate_table(0.05, 0.01), gate_table(0.05, 0.01, steps=8000, rise=0.01)], ignore_index=True
+    )
+    table = pd.concat([table, table.assign(test_set="ding", above_minimum=0.03)], ignore_index=True)
+    table = table.assign(Ne=1, Nd=1, tokens=100, tokens_per_param=10.0, wall_time_s=5.0)
+    summary = bivariate.run_summary(table)
+    assert len(summary) == 10 and list(summary[["l10n", "ding"]].columns) == ["l10n", "ding"]
+    assert (summary["above_minimum"] == 0.03).all(), "the largest over the test sets"
+    assert summary["steps"].tolist() == [4000] * 5 + [8000] * 5
+
+
+def test_budget_curves_keep_the_first_seed_models_trained_at_every_budget():
+    from types import SimpleNamespace
+
+    from nmtscale.config import from_dict
+    from nmtscale.studies.sweeps import PlannedRun
+
+    def planned(enc, dec, seed=0):
+        return PlannedRun("decoder", "en-de", enc, dec, seed, from_dict({}))
+
+    def summary(steps, loss):
+        curve = [
+            {"step": s, "target_tokens": 10 * s, "test_loss": {"en-de/l10n": loss / s}} for s in (1, steps)
+        ]
+        return SimpleNamespace(config={"train": {"steps": steps}}, curves=curve)
+
+    short = [planned(2, 1), planned(2, 6), planned(2, 6, seed=1)]
+    longer = [planned(2, 6)]
+    curves = bivariate.budget_curves(
+        [short, longer], [[summary(4, 3.0), summary(4, 2.0), summary(4, 2.1)], [summary(8, 1.8)]], "l10n"
+    )
+    assert set(curves["model"]) == {"2L-6L"}, "2L-1L was not trained longer; seed 1 is no first seed"
+    assert curves["budget"].tolist() == ["4 updates", "4 updates", "8 updates", "8 updates"]
+    assert curves["target_tokens"].tolist() == [10, 40, 10, 80]

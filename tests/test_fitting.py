@@ -539,3 +539,18 @@ def test_learning_curve_fit_recovers_the_capacity_exponents_from_unfinished_runs
     assert fit.params["pe"] == pytest.approx(truth["pe"], abs=0.03)
     assert fit.params["pd"] == pytest.approx(truth["pd"], abs=0.05)
     assert fit.params["q"] == pytest.approx(truth["q"], rel=0.15)
+
+
+def test_a_denser_search_finds_no_lower_objective_than_a_fit_at_the_optimum_and_does_below_a_bad_one():
+    law = laws.power_law()
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    y = 0.8 * x**-0.5 + 2.0
+    fit = fitting.fit_multistart(law, x, y)
+    gap, better = fitting.optimum_gap(fit)
+    assert gap == 0.0 and better is fit
+    stuck = fitting.fit_multistart(law, x, y, starts=[[0.05, 9.0, 0.5]])  # one start far from the optimum
+    gap, better = fitting.optimum_gap(stuck)
+    assert gap > 0.5 and better.objective < stuck.objective
+    assert better.params["p"] == pytest.approx(0.5, rel=1e-2)
+    grid = fitting.denser_start_grid(law)
+    assert len(grid) == 6**3 and (grid >= law.bounds[0]).all() and (grid <= law.bounds[1]).all()

@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nmtscale import corpus
 from nmtscale.config import DataConfig
+from nmtscale.engine import langid
 from nmtscale.engine.batching import Example
 from nmtscale.engine.tokenizer import Tokenizer, train_tokenizer
 from nmtscale.errors import ConfigurationError, DataError
@@ -170,9 +172,41 @@ def disjoint_sources(
     ]
 
 
+# Share of a user file's sampled sentences read as the other language, in each column, that makes the columns
+# look swapped; and how many sentences are sampled (the first ones: the check costs about a second).
+SWAPPED_SHARE = 0.6
+SWAP_SAMPLE = 200
+
+
+def warn_if_swapped(pairs: Sequence[tuple[str, str]], direction: str, key: str) -> None:
+    """A warning naming `key` when the source column of a user file reads mostly as the target language and
+    the target column as the source language: German in the English column trains a model, silently, in the
+    wrong direction. Directions with a language `langid` does not know are not checked."""
+    source, target = split_direction(direction)
+    if source not in langid.LANGUAGES or target not in langid.LANGUAGES or not pairs:
+        return
+    sample = pairs[:SWAP_SAMPLE]
+    try:
+        found = langid.detect([text for pair in sample for text in pair])
+    except ImportError:  # no lingua on this machine (see `langid`): training needs none
+        return
+    sources, targets = found[0::2], found[1::2]
+    source_as_target = sum(language == target for language in sources) / len(sample)
+    target_as_source = sum(language == source for language in targets) / len(sample)
+    if source_as_target >= SWAPPED_SHARE and target_as_source >= SWAPPED_SHARE:
+        warnings.warn(
+            f"{key}: the columns look swapped: {source_as_target:.0%} of the first {len(sample)} source "
+            f"sentences read as {target!r} and {target_as_source:.0%} of the targets as {source!r}; the file "
+            f"should hold {source} first, then {target}",
+            stacklevel=2,
+        )
+
+
 def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
     if cfg.train_files is not None:
-        pairs = read_user_file(cfg.train_files[direction], f"data.train_files.{direction}")
+        key = f"data.train_files.{direction}"
+        pairs = read_user_file(cfg.train_files[direction], key)
+        warn_if_swapped(pairs, direction, key)
     else:
         pairs = corpus.load_pairs(*split_direction(direction), "train")
     return _subsample(pairs, cfg.max_train_pairs)

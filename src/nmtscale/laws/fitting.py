@@ -20,6 +20,7 @@ Two fitters with one result type, `Fit`, and helpers built on them:
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -339,6 +340,35 @@ def fit_multistart(
 
 
 LEAST_SQUARES_LOSSES = ("linear", "soft_l1", "huber", "cauchy", "arctan")
+
+
+def denser_start_grid(law: Law, per_parameter: int = 6, widen: float = 3.0) -> np.ndarray:
+    """A much denser grid than `law.start_grid()`, to check that a multi-start fit found the lowest objective:
+    `per_parameter` values per parameter from its grid's smallest / `widen` to its largest x `widen`, spaced
+    geometrically (linearly for a grid that reaches zero or below), inside the parameter's bounds. With the
+    default 6 values and 4 parameters: 1,296 starts, 16 times Ghorbani's 81."""
+    axes = []
+    for p in law.parameters:
+        low, high = min(p.grid), max(p.grid)
+        if low > 0:
+            values = np.geomspace(low / widen, high * widen, per_parameter)
+        else:
+            values = np.linspace(
+                low - (high - low) * (widen - 1) / 2, high + (high - low) * (widen - 1) / 2, per_parameter
+            )
+        axes.append(np.clip(values, p.lower, p.upper))
+    return np.array(list(itertools.product(*axes)), dtype=float)
+
+
+def optimum_gap(fit: Fit, delta: float = BESIROGLU_HUBER_DELTA, atol: float = 1e-9) -> tuple[float, Fit]:
+    """(relative gap, better fit): how much lower `fit_multistart` from `denser_start_grid` gets than `fit`
+    (a Huber-on-log-residuals fit with `delta`), as (fit.objective - denser.objective) / fit.objective, and
+    the fit with the lower objective. The gap is 0 when the fit's own grid found the optimum, up to `atol` (a
+    sum of squared log residuals of ~1e-9 is a perfect fit: below it, relative gaps are rounding)."""
+    denser = fit_multistart(fit.law, fit.x, fit.y, delta, starts=denser_start_grid(fit.law))
+    if denser.objective >= fit.objective - atol:
+        return 0.0, fit
+    return (fit.objective - denser.objective) / fit.objective, denser
 
 
 def fit_least_squares(

@@ -514,3 +514,31 @@ def test_swapped_columns_in_a_user_file_are_warned_about_by_key():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         data.warn_if_swapped([(b, a) for a, b in pairs], "en-de", "data.train_files.en-de")
+
+
+def test_a_full_disk_is_named_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "record.json"
+    target.write_text("previous")
+
+    def disk_full(tmp):
+        tmp.write_text("half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(DataError, match=r"record.json: no space left on the device.*previous version"):
+        record.atomic_write(target, disk_full)
+    assert target.read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+    def torch_full(tmp):  # torch.save on a full disk: a RuntimeError that does not say why
+        tmp.write_text("half")
+        raise RuntimeError("unexpected pos 350784 vs 350672")
+
+    monkeypatch.setattr(record.shutil, "disk_usage", lambda path: shutil_usage(free=0))
+    with pytest.raises(DataError, match="no space left on the device"):
+        record.atomic_write(target, torch_full)
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+
+def shutil_usage(free: int):
+    import collections
+
+    return collections.namedtuple("usage", "total used free")(10**9, 10**9 - free, free)

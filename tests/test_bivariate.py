@@ -249,3 +249,19 @@ def test_budget_curves_keep_the_first_seed_models_trained_at_every_budget():
     assert set(curves["model"]) == {"2L-6L"}, "2L-1L was not trained longer; seed 1 is no first seed"
     assert curves["budget"].tolist() == ["4 updates", "4 updates", "8 updates", "8 updates"]
     assert curves["target_tokens"].tolist() == [10, 40, 10, 80]
+
+
+def test_law_charts_and_held_out_predictions_come_from_the_analyses(analyses):
+    grid = bivariate.chart_grid(
+        analyses, lambda a: bivariate.law_chart(a, "Eq. 2", noise=0.002, reducible=True)
+    )
+    spec = grid.to_dict()
+    assert len(spec["vconcat"]) == 1 and len(spec["vconcat"][0]["hconcat"]) == 2  # en-de: l10n and ding
+    assert "Eq. 1, R²" in bivariate.law_chart(analyses[0], "Eq. 1").to_dict()["title"]
+    held = bivariate.held_out_predictions(analyses)
+    assert set(held["series"]) == {"en-de l10n", "en-de ding"}
+    assert (held["predicted"] - held["loss"]).abs().max() < 0.02, "the law the data came from predicts them"
+    spread = pd.DataFrame({"direction": ["en-de"], "test_set": ["l10n"], "std": [0.004]})
+    assert (
+        bivariate.seed_std(spread, "de-en", "l10n") == 0.004 and bivariate.seed_std(spread, "en-de", "x") == 0
+    )

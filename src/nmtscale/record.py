@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import errno
 import gzip
 import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -81,11 +83,30 @@ class RunSummary:
         return cls(**json.loads(text))
 
 
+# Free bytes below which a failed write is put down to a full disk (torch.save says only "unexpected pos").
+FULL_DISK_BYTES = 1 << 20
+
+
 def atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
-    """`write(tmp)` a temporary file beside `path`, then rename: a crash never leaves a half-written file."""
+    """`write(tmp)` a temporary file beside `path`, then rename: a crash never leaves a half-written file.
+    A write that fails (a full disk included, named as such) removes its temporary file and leaves `path`
+    as it was."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:
+        tmp.unlink(missing_ok=True)
+        full = (
+            getattr(err, "errno", None) == errno.ENOSPC
+            or shutil.disk_usage(path.parent).free < FULL_DISK_BYTES
+        )
+        if full:
+            raise DataError(
+                f"{path}: no space left on the device; the file was not written and its previous version, if "
+                "any, is intact. Free some space and run again: finished work is kept, unfinished runs resume"
+            ) from None
+        raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
-from nmtscale import laws
+from nmtscale import charts, laws
 from nmtscale.config import RunConfig, from_dict, override
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
@@ -381,6 +382,74 @@ def reducible_band(a: Analysis, curves: pd.DataFrame, seed_std: float, width: fl
     band["reducible_lower"] = band["lower"] - a.bivariate.params["L_inf"]
     band["reducible_upper"] = band["upper"] - a.bivariate.params["L_inf"]
     return band
+
+
+def seed_std(spread: pd.DataFrame, direction: str, test_set: str) -> float:
+    """The seed standard deviation of one test set (`sweeps.seed_spread`): its own where the direction has
+    repeated models, else the mean over the directions that have them, else 0."""
+    match = spread[(spread["direction"] == direction) & (spread["test_set"] == test_set)]
+    if len(match):
+        return float(match["std"].iloc[0])
+    same_set = spread[spread["test_set"] == test_set]["std"]
+    return float(same_set.mean()) if len(same_set) else 0.0
+
+
+def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 190):
+    """The fitted law `law` ("Eq. 1" or "Eq. 2") of one test set over its runs, drawn along each scaling
+    family (Ghorbani Fig. 1, 2, 12, 13). Eq. 2 gets a band of +-2 `noise` (the seed std: Fig. 13's
+    convention); `reducible` plots L - L_inf instead of L. The title gives R^2 of the plotted loss."""
+    curves = fitted_curves(a)
+    fit = a.univariate if law == "Eq. 1" else a.bivariate
+    points = a.fit_points if law == "Eq. 1" else a.points
+    curve, band = curves[curves["law"] == law], None
+    if law == "Eq. 1":  # one curve in N: drawn once, whatever the family
+        curve = curve[curve["approach"] == "encoder"].assign(approach="Eq. 1")
+    else:
+        band = reducible_band(a, curves, noise)
+    y = "reducible" if reducible else "loss"
+    if reducible:
+        points = points.assign(reducible=points["loss"] - fit.params["L_inf"])
+        points = points[points["reducible"] > 0]
+        band = band.assign(lower=band["reducible_lower"].clip(lower=1e-4), upper=band["reducible_upper"])
+    return charts.scaling_chart(
+        points,
+        x="N",
+        y=y,
+        series="approach",
+        fit=curve,
+        band=band,
+        tooltip=["model", "Ne", "Nd"],
+        title=f"{a.direction} {a.test_set}: {law}, R² {fit.diagnostics.r2:.1f}%",
+        x_title="non-embedding parameters N",
+        y_title="reducible loss L - L∞ (nats)" if reducible else "test loss (nats)",
+        width=width,
+        height=200,
+    )
+
+
+def chart_grid(analyses: Sequence[Analysis], make_chart) -> alt.VConcatChart:
+    """`make_chart(analysis)` for every analysis: one row per direction, one column per test set."""
+    directions = list(dict.fromkeys(a.direction for a in analyses))
+    return alt.vconcat(
+        *[
+            alt.hconcat(*[make_chart(a) for a in analyses if a.direction == direction])
+            for direction in directions
+        ]
+    )
+
+
+def held_out_predictions(analyses: Sequence[Analysis]) -> pd.DataFrame:
+    """The held-out symmetric models with Eq. 2's prediction (`predicted`) beside their loss, `series` naming
+    the direction and test set (Ghorbani Fig. 3, 14); empty without held-out runs."""
+    frames = [
+        a.held_out_points.assign(
+            predicted=a.bivariate.predict(a.held_out_points[["Ne", "Nd"]]),
+            series=f"{a.direction} {a.test_set}",
+        )
+        for a in analyses
+        if len(a.held_out_points)
+    ]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def run_summary(table: pd.DataFrame) -> pd.DataFrame:

@@ -28,20 +28,17 @@
 #    is nearly optimal, lopsided models pay a multiplicative penalty $\alpha^\# / \alpha^*$ (Fig. 6).
 # 6. The seed-to-seed spread of the final loss is small (about 0.003 nats, Table 4).
 #
-# **What we find.** At the scale a 2-core CPU affords (width 16, 8k-33k non-embedding parameters, 0.8M
-# training tokens per model, 24-103 tokens per parameter), the depth of the encoder or of the decoder hardly
-# moves the final loss: apart from one outlying run, the fitted En->De models lie within 0.02-0.04 nats of
-# each other, against a maximum difference of about 0.02 nats between three seeds of one model. On most
-# test sets neither Eq. 1 nor Eq. 2 explains that variation (R² near or below zero; where it is higher, on
-# De->En, a four-parameter law meets five models), and the exponents come out near zero with bootstrap
-# intervals that include zero on most test sets. The paper's claims are **not reproduced** at this
-# budget; the two "partly" verdicts in the table (pd > pe, symmetric scaling near-optimal) rest on
-# exponents indistinguishable from zero on most test sets, where every allocation looks alike. Training the
-# extreme En->De models four times longer changes the picture in the paper's direction: the deep-decoder
-# model pulls ahead by 0.05-0.09 nats while the deep-encoder model stays level with the shallow ones, and
-# Eq. 2 fitted to those five models gives a decoder exponent above zero and an encoder exponent that is not.
-# That is five models and one seed: suggestive, not a reproduction. The verdict table at the end gives the
-# numbers, all computed in this notebook from the runs below; the section before it discusses why.
+# **What we find.** At width 64 (4 heads, feed-forward 256), 167k-501k non-embedding parameters, 4,000
+# updates of about 1k target tokens (about 1.5 epochs of the En->De text) with the learning rate decaying to
+# zero, model size now sets the loss far above the seed noise: the deepest decoder model ends 0.21-0.34 nats
+# below the shallowest, 29-52 seed standard deviations (the gates table). The encoder behaves differently:
+# at one learning rate for every depth, the deepest encoder model is *worse* than the shallowest by 0.04-0.06
+# nats, outside the noise. So the two families separate, as in the paper's Fig. 1, but not in the paper's
+# direction for the encoder, and Eq. 2, whose exponents cannot be negative, cannot follow a loss that rises
+# with encoder depth. Doubling the budget moves the decoder effect by 5% on `l10n` and `ding` (stable) and by
+# 27% on `story` (still training-limited there). Each family spans only 2.4-3x in N and two models carry
+# three seeds: both gates fail, so this is a step towards the paper's regime, not yet its laws. Every number
+# here is computed below from the runs; the verdict table at the end grades each claim by its stated rule.
 #
 # **The experiment.** English→German and German→English on the project corpus, depth scaling at a fixed
 # width as in the paper: encoder scaling (decoder fixed), decoder scaling (encoder fixed) and symmetric
@@ -71,6 +68,11 @@ max_train_pairs = None  # training pairs per direction; None: the whole training
 steps = 800
 max_tokens = 1024  # target tokens per update
 warmup_steps = 40
+# After the warm-up: "inverse_sqrt" never anneals; "cosine" decays to zero at the run's last update, so the
+# final loss is that of an annealed model, not of a curve still falling.
+schedule = "inverse_sqrt"
+# Dropout masks: "random16" draws four masks' worth from one 64-bit random number (same expected dropout).
+dropout_mask = "bernoulli"
 # AdamW, not the paper's Adafactor: torch's Adafactor scales each step by the weights' RMS and, measured on
 # a width-32 2L-2L model here, was still at 6.77 nats after 50 updates where AdamW was at 5.84.
 optimizer = "adamw"
@@ -98,8 +100,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import charts, runs
-from nmtscale.config import from_dict, override
+from nmtscale import book, charts, runs
 from nmtscale.studies import bivariate, claims, sweeps
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
@@ -116,40 +117,16 @@ started = time.perf_counter()
 # the depths. Models the chapters share (and every rerun of this notebook) come from the run store at once.
 
 # %%
-base = from_dict(
-    {
-        "model": {"d_model": d_model, "d_ff": d_ff, "n_heads": n_heads},
-        "data": {"test_sets": TEST_SETS, "vocab_size": vocab_size, "max_train_pairs": max_train_pairs},
-        "train": {
-            "steps": steps,
-            "max_tokens": max_tokens,
-            "warmup_steps": warmup_steps,
-            "optimizer": optimizer,
-            "lr": lr,
-            "checkpoint_interval": steps // eval_points,
-            "seed": seed,
-        },
-        "eval": {"interval": steps // eval_points, "final_fraction": final_fraction},
-    },
-    source="params/01_bivariate_laws",
-)
-plan = [
-    run
-    for direction, depths in families.items()
-    for run in sweeps.depth_scaling_plan(
-        base,
-        direction,
-        baseline_layers,
-        depths.get("encoder", []),
-        depths.get("decoder", []),
-        depths.get("symmetric", []),
-        repeated=repeated if direction == "en-de" else [],
-        n_seeds=n_seeds,
-    )
-]
-print(f"{len(plan)} runs, {workers} at a time with {threads_per_run} thread(s) each")
-summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, engine=engine)
+params = book.chapter_parameters("01_bivariate_laws", globals())
+plan = bivariate.chapter_plan(params)
+# The budget check (see "Twice the budget" below): the baseline and the extreme En->De models at long_steps.
+long_plan = bivariate.long_plan(params)
+print(f"{len(plan)} runs + {len(long_plan)} at {long_steps} updates, {workers} at a time")
+summaries = runs.sweep([p.config for p in plan + long_plan], workers, threads_per_run, engine=engine)
+long_summaries = summaries[len(plan) :]
+summaries = summaries[: len(plan)]
 table = sweeps.run_table(plan, summaries, fraction=0.2)
+long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 failed = runs.failed_runs(table, "model")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
 if len(failed):
@@ -158,50 +135,27 @@ if len(failed):
 # %% [markdown]
 # ### Run summary
 #
-# One row per run: its depths, encoder and decoder parameters ($N_e$, $N_d$; embeddings and softmax are not
-# counted, as in the paper), target tokens trained on, tokens per parameter, the slope of the test loss over
-# the last 20% of training (nats per doubling of the training steps, mean over the test sets: about zero
-# when the curve has flattened) and the final loss on each test set.
+# One row per run (the runs at `long_steps` updates included): its depths, encoder and decoder parameters
+# ($N_e$, $N_d$; embeddings and softmax are not counted, as in the paper), target tokens trained on, tokens
+# per parameter, the final loss on each test set, the slope of the test loss over the last 20% of training
+# (nats per doubling of the training steps, mean over the test sets; under the cosine schedule the anneal
+# lowers the loss there, so this is no flatness test) and `above_minimum`, how far the last evaluation lies
+# above the run's lowest (the largest over the test sets: 0 means no run has begun to overfit).
 
 # %%
-per_run = table.pivot_table(
-    index=[
-        "direction",
-        "approach",
-        "model",
-        "seed",
-        "Ne",
-        "Nd",
-        "N",
-        "tokens",
-        "tokens_per_param",
-        "wall_time_s",
-    ],
-    columns="test_set",
-    values="loss",
-)[TEST_SETS]
-slopes = table.groupby(["direction", "model", "seed"])["slope"].mean().rename("slope_last20")
-run_summary = per_run.reset_index().merge(slopes.reset_index(), on=["direction", "model", "seed"])
-run_summary = run_summary.sort_values(["direction", "approach", "N", "seed"]).reset_index(drop=True)
-run_summary.round({"tokens_per_param": 1, "wall_time_s": 0, "slope_last20": 4})
+run_summary = bivariate.run_summary(pd.concat([table, long_table], ignore_index=True))
+run_summary.round({"tokens_per_param": 1, "wall_time_s": 0, "slope_last20": 4, "above_minimum": 4})
 
 # %%
-short = run_summary[run_summary["tokens_per_param"] < 20]
-steep = run_summary[run_summary["slope_last20"] < -0.02]
 print(
-    f"non-embedding parameters: {run_summary['N'].min():,}-{run_summary['N'].max():,}; "
-    f"tokens per parameter: {run_summary['tokens_per_param'].min():.1f}-"
-    f"{run_summary['tokens_per_param'].max():.1f}"
+    f"non-embedding parameters: {run_summary['N'].min():,}-{run_summary['N'].max():,}; tokens per "
+    f"parameter: {run_summary['tokens_per_param'].min():.1f}-{run_summary['tokens_per_param'].max():.1f}"
 )
+worker_minutes = run_summary["wall_time_s"].sum() / 60
 print(
-    f"runs under 20 tokens per parameter: {len(short)} of {len(run_summary)}: {sorted(set(short['model']))}"
+    f"training wall time of the {len(run_summary)} runs: {worker_minutes:.0f} worker-minutes, about "
+    f"{worker_minutes / workers:.0f} minutes with {workers} runs side by side"
 )
-print(
-    f"last-20% slope: {run_summary['slope_last20'].min():+.4f} to {run_summary['slope_last20'].max():+.4f} "
-    f"nats per doubling; still falling faster than 0.02 nats per doubling: {len(steep)} runs "
-    f"{sorted(set(steep['model']))}"
-)
-print(f"training wall time, all runs: {run_summary['wall_time_s'].sum() / 60:.1f} worker-minutes")
 
 # %% [markdown]
 # ### Learning curves
@@ -250,6 +204,19 @@ spread = sweeps.seed_spread(table)
 spread
 
 # %% [markdown]
+# ## Is this the regime the laws describe? The gates
+#
+# Before any law is fitted, the chapter checks that model size moves the loss well beyond the seed noise and
+# that the effects do not change when the budget doubles (each gate's threshold beside its measured value;
+# a failed gate is in red). `decoder effect` is the final loss of the shallowest decoder model minus that of
+# the deepest, in seed standard deviations; `encoder effect` the same for the encoder, with the 95% interval
+# of a difference of two single runs; `budget stability` compares each effect at `long_steps` updates with
+# its value at `steps`; `N span` is the range of sizes a fitted family covers.
+
+# %%
+claims.show_gates(bivariate.scale_gates(table, spread, long_table, seed=seed))
+
+# %% [markdown]
 # ## Fits
 #
 # For every direction and test set, `nmtscale.studies.bivariate.analyse` fits, on the encoder- and
@@ -271,35 +238,7 @@ quality
 
 
 # %%
-def chart_grid(make_chart):
-    """One chart per direction (rows) and test set (columns)."""
-    rows = []
-    for direction in families:
-        row = [make_chart(a) for a in analyses if a.direction == direction]
-        rows.append(alt.hconcat(*row))
-    return alt.vconcat(*rows)
-
-
-def eq1_chart(a):
-    curve = bivariate.fitted_curves(a)
-    curve = curve[(curve["law"] == "Eq. 1") & (curve["approach"] == "encoder")].assign(approach="Eq. 1")
-    points = a.fit_points
-    return charts.scaling_chart(
-        points,
-        x="N",
-        y="loss",
-        series="approach",
-        fit=curve,
-        tooltip=["model"],
-        title=f"{a.direction} {a.test_set}: Eq. 1, R² {a.univariate.diagnostics.r2:.1f}%",
-        x_title="non-embedding parameters N",
-        y_title="test loss (nats)",
-        width=230,
-        height=200,
-    )
-
-
-chart_grid(eq1_chart)
+bivariate.chart_grid(analyses, lambda a: bivariate.law_chart(a, "Eq. 1"))
 
 # %% [markdown]
 # ## The bivariate law (Fig. 2, 12, 13)
@@ -310,40 +249,15 @@ chart_grid(eq1_chart)
 
 
 # %%
-def seed_std(a):
-    match = spread[(spread["direction"] == a.direction) & (spread["test_set"] == a.test_set)]
-    fallback = spread[spread["test_set"] == a.test_set]["std"].mean() if len(spread) else 0.0
-    return float(match["std"].iloc[0]) if len(match) else float(fallback)
-
-
 def eq2_chart(a, reducible=False):
-    curves = bivariate.fitted_curves(a)
-    band = bivariate.reducible_band(a, curves, seed_std(a))
-    points = a.points.assign(reducible=a.points["loss"] - a.bivariate.params["L_inf"])
-    y = "reducible" if reducible else "loss"
-    if reducible:
-        points = points[points["reducible"] > 0]
-        band = band.assign(lower=band["reducible_lower"].clip(lower=1e-4), upper=band["reducible_upper"])
-    return charts.scaling_chart(
-        points,
-        x="N",
-        y=y,
-        series="approach",
-        fit=curves[curves["law"] == "Eq. 2"],
-        band=band,
-        tooltip=["model", "Ne", "Nd"],
-        title=f"{a.direction} {a.test_set}: Eq. 2, R² {a.bivariate.diagnostics.r2:.1f}%",
-        x_title="non-embedding parameters N",
-        y_title="reducible loss L - L∞ (nats)" if reducible else "test loss (nats)",
-        width=230,
-        height=200,
-    )
+    noise = bivariate.seed_std(spread, a.direction, a.test_set)
+    return bivariate.law_chart(a, "Eq. 2", noise, reducible)
 
 
-chart_grid(eq2_chart)
+bivariate.chart_grid(analyses, eq2_chart)
 
 # %%
-chart_grid(lambda a: eq2_chart(a, reducible=True))
+bivariate.chart_grid(analyses, lambda a: eq2_chart(a, reducible=True))
 
 # %% [markdown]
 # ## Out-of-sample: the symmetric models (Fig. 3, 14)
@@ -352,17 +266,7 @@ chart_grid(lambda a: eq2_chart(a, reducible=True))
 # diagonal are perfect predictions.
 
 # %%
-held_out = pd.concat(
-    [
-        a.held_out_points.assign(
-            predicted=a.bivariate.predict(a.held_out_points[["Ne", "Nd"]]),
-            series=f"{a.direction} {a.test_set}",
-        )
-        for a in analyses
-        if len(a.held_out_points)
-    ],
-    ignore_index=True,
-)
+held_out = bivariate.held_out_predictions(analyses)
 diagonal_ends = [held_out[["loss", "predicted"]].min().min(), held_out[["loss", "predicted"]].max().max()]
 diagonal = pd.DataFrame({"predicted": diagonal_ends, "loss": diagonal_ends, "series": "y = x"})
 display(
@@ -439,7 +343,7 @@ def allocation_panel(column, title):
         log_y=column == "alpha_ratio",
         x_title="decoder fraction Nd / N",
         y_title=title,
-        width=300,
+        width=260,
         height=240,
     )
     return alt.layer(curves, marker.encode(x="decoder_fraction:Q"))
@@ -461,28 +365,16 @@ else:
     )
 
 # %% [markdown]
-# ## Capacity or training? The extremes trained four times longer
+# ## Twice the budget
 #
-# If every model is still limited by its training budget rather than by its size, losses bunch together
-# whatever the depths, and the exponents come out small. To test that, the baseline and the shallowest and
-# deepest encoder- and decoder-scaled En->De models are trained again for `long_steps` updates (same
-# schedule, same data) and Eq. 2 is fitted to these five at both budgets. If training were the limit, the
-# spread between the models and the exponents would grow with the budget.
+# If the models were still limited by their training budget rather than by their size, the differences
+# between them would keep moving as training goes on, and a law fitted at one budget would describe a step
+# count, not the models. The baseline, the shallowest encoder model and the shallowest and deepest decoder
+# models (`long_models`) are therefore trained again for `long_steps` updates, each with its own cosine decay
+# to zero on the same data. The gates above compare the decoder effect at both budgets; here are the losses,
+# and below the curves against the tokens trained on.
 
 # %%
-long_base = override(
-    base,
-    {
-        "train.steps": long_steps,
-        "train.checkpoint_interval": long_steps // eval_points,
-        "eval.interval": long_steps // eval_points,
-    },
-)
-long_plan = sweeps.depth_scaling_plan(
-    long_base, "en-de", baseline_layers, long_models["encoder"], long_models["decoder"]
-)
-long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, engine=engine)
-long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
 short_table = table[
     (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])
 ]
@@ -494,40 +386,20 @@ budget_losses = budgets.pivot_table(index=["steps_trained", "model"], columns="t
 ]
 display(budget_losses)
 spread_by_budget = budgets.groupby(["steps_trained", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
-print("loss range across the five models (max - min, nats):")
+print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
 display(spread_by_budget.unstack()[TEST_SETS])
-print(
-    f"last-20% slope of the long runs: {long_table['slope'].min():+.4f} to {long_table['slope'].max():+.4f} "
-    f"nats per doubling; tokens per parameter {long_table['tokens_per_param'].min():.0f}-"
-    f"{long_table['tokens_per_param'].max():.0f}"
-)
 
 # %%
-budget_exponents = pd.concat(
-    [
-        bivariate.exponents(
-            bivariate.analyse_all(frame, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
-        ).assign(steps_trained=n)
-        for frame, n in ((short_table, steps), (long_table, long_steps))
-    ],
-    ignore_index=True,
-)
-budget_exponents[["steps_trained", "test_set", "pe", "pe_lower", "pe_upper", "pd", "pd_lower", "pd_upper"]]
-
-# %%
-long_curves = pd.DataFrame(
-    [
-        {"model": p.label, "step": point["step"], "loss": point["test_loss"]["en-de/l10n"]}
-        for p, s in zip(long_plan, long_summaries, strict=True)
-        for point in s.curves
-    ]
-)
-alt.Chart(long_curves, title=f"en-de l10n, {long_steps} updates").mark_line(point=True).encode(
-    x=alt.X("step:Q", scale=alt.Scale(type="log")),
+long_curves = bivariate.budget_curves([plan, long_plan], [summaries, long_summaries], "l10n")
+alt.Chart(long_curves, title="en-de l10n: test loss against training tokens at both budgets").mark_line(
+    point=True
+).encode(
+    x=alt.X("target_tokens:Q", scale=alt.Scale(type="log"), title="target tokens trained on"),
     y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
     color=alt.Color("model:N"),
-    tooltip=["model", "step", alt.Tooltip("loss:Q", format=".4f")],
-).properties(width=420, height=260)
+    strokeDash=alt.StrokeDash("budget:N", title="budget"),
+    tooltip=["model", "budget", "step", alt.Tooltip("loss:Q", format=".4f")],
+).properties(width=520, height=300)
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)
@@ -541,28 +413,23 @@ recipe = bivariate.recipe_comparison(analyses)
 recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max_dev", "max_prediction_gap"]]
 
 # %% [markdown]
-# ## Why the paper's picture does not appear here
+# ## Where our picture differs from the paper's, and why
 #
-# - **The training budget.** Every learning curve is still falling at the end (the slope column of the run
-#   table, 0.10-0.21 nats per doubling of training), although every model sees more than 20 tokens per
-#   parameter. At 800 updates the models are limited by training, not by size, and the size effect is
-#   smaller than the seed noise; a four-parameter law fitted to it fits noise (negative R², exponents pinned
-#   at their bound of zero, and the soft_l1 recipe landing on different corners of parameter space with
-#   nearly the same predictions). The longer runs show that the budget matters: with four times the
-#   updates the spread across the five models grows three- to fourfold, almost all of it from the
-#   deep-decoder model.
-# - **Too little to scale.** In the paper each layer adds 20-25M parameters to a 1024-wide model and the
-#   loss falls by several tenths of a nat across the depth range (Fig. 2). Here a layer adds 3.3k (encoder)
-#   or 4.4k (decoder) parameters to a 16-wide residual stream, and every prediction passes through 16
-#   numbers into a 1000-way softmax. Extra depth has little to work with; that the decoder, which carries
-#   the target-side language model, is the first to profit fits the paper's $p_d > p_e$, but five models
-#   cannot establish it.
-# - **One run per model.** At 800 updates the En->De 2L-4L model ends 0.06 nats above the baseline, the
-#   largest deviation in the family, while 2L-3L and 2L-6L do not; with a seed standard deviation of
-#   about 0.01 nats and a maximum seed difference of about 0.02, single runs like this decide the fits.
+# - **The decoder scales; the encoder does not.** Adding decoder layers lowers the loss on every test set by
+#   far more than the noise, and stays that way when the budget doubles on two of the three test sets. Adding
+#   encoder layers makes the loss slightly worse. Every depth trains at one peak learning rate (2e-3), tuned
+#   for none of them; Porian et al. (2024) found per-size learning rates decide whether small models follow a
+#   law, and a deep encoder under a shallow 2-layer decoder may need a lower one. Issue 47 tunes the rate per
+#   size; until then the encoder family says more about the recipe than about the encoder.
+# - **Too narrow a range of sizes.** Depth at a fixed width spans only 2.4x (encoder) and 3x (decoder) in N;
+#   the paper's laws span 1.5-2 decades. A four-parameter law on four sizes per family is barely constrained,
+#   which the identifiability checks of the exponent table and the denser-search gap of the fit table show.
+# - **Still learning on `story`.** The decoder effect on `story` grows by a quarter from 4,000 to 8,000
+#   updates: the fiction test set, far from the software strings that dominate training, keeps profiting
+#   from more data. The other two test sets are stable at this budget.
 #
-# What would test the claims: wider models (the `gpu` scale uses width 128, 0.2M-4.5M parameters, 65M
-# tokens each), trained until their curves flatten, with several seeds per size.
+# What comes next (the next slice of this chapter): the 4L-2L, 2L-4L and 4L-4L models, the De->En family and
+# more seeds, then per-size learning rates and narrower widths at the bottom for a decade of N.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts
@@ -593,8 +460,8 @@ loss_range = fit_rows.groupby(["direction", "test_set"])["loss"].agg(lambda s: s
 lines = [
     f"- {len(run_summary)} runs, {run_summary['N'].min():,}-{run_summary['N'].max():,} non-embedding "
     f"parameters, {run_summary['tokens_per_param'].min():.0f}-{run_summary['tokens_per_param'].max():.0f} "
-    f"tokens per parameter; loss still falling {-run_summary['slope_last20'].max():.3f}-"
-    f"{-run_summary['slope_last20'].min():.3f} nats per doubling of training at the end.",
+    f"tokens per parameter; the largest rise of a run's last evaluation above its lowest: "
+    f"{run_summary['above_minimum'].max():.4f} nats.",
     f"- Seed noise: {spread['std'].mean():.4f} nats standard deviation (paper: 0.003). The fitted runs' "
     f"final losses span {loss_range.min():.3f}-{loss_range.max():.3f} nats per test set.",
     f"- Eq. 1 R^2 {quality['eq1_r2'].min():.0f}-{quality['eq1_r2'].max():.0f}%, Eq. 2 R^2 "
@@ -609,9 +476,8 @@ for row in exps.itertuples():
     )
 for n, group in spread_by_budget.groupby(level="steps_trained"):
     lines.append(
-        f"- Five En->De models after {n} updates: loss range across them "
-        + ", ".join(f"{t} {v:.3f}" for (_, t), v in group.items())
-        + " nats."
+        f"- The {long_table['model'].nunique()} En->De models trained at both budgets, after {n} updates: "
+        "loss range across them " + ", ".join(f"{t} {v:.3f}" for (_, t), v in group.items()) + " nats."
     )
 display(Markdown("\n".join(lines)))
 

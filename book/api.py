@@ -209,10 +209,13 @@ fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 # is not testable at this scale); `claims.show` displays them in a chapter and stores them in its notebook,
 # where the scorecard page counts them:
 #
-# - `nmtscale.studies.bivariate` (chapter 1): `base_config` (the run config later chapters build on, so
-#   shared runs keep their hashes); `analyse(table, direction, test_set)` fits the univariate and bivariate
-#   laws to the rows of a `sweeps.run_table` and predicts the held-out symmetric models; `exponents`,
-#   `fit_quality`, `recipe_comparison` and `allocation` turn the analyses into tables.
+# - `nmtscale.studies.bivariate` (chapter 1): `base_config`, `chapter_plan` and `long_plan` (the runs, from
+#   the chapter's parameters; later chapters build on `base_config`, so shared runs keep their hashes);
+#   `scale_gates` (is size above the noise, and stable when the budget doubles?); `analyse(table, direction,
+#   test_set)` fits the univariate and bivariate laws to the rows of a `sweeps.run_table`, checks Eq. 2's
+#   optimum with a 16x denser start grid and predicts the held-out symmetric models; `exponents` (with
+#   whether the data determine each), `fit_quality`, `recipe_comparison`, `allocation`, `run_summary` and
+#   `budget_curves` turn the analyses and runs into tables.
 # - `nmtscale.studies.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test
 #   set and the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated
 #   training sets from stored teacher models), `student_plan` and `student_table`, `decoded_plan` (chapter 1's

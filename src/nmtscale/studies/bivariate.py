@@ -533,8 +533,7 @@ def scale_gates(
     rows = table[table["direction"] == direction]
     gates = []
     for test_set in [t for t in TEST_SETS if t in set(rows["test_set"])]:
-        match = spread[(spread["direction"] == direction) & (spread["test_set"] == test_set)]
-        std = float(match["std"].iloc[0]) if len(match) else math.nan
+        std = seed_std(spread, direction, test_set) or math.nan  # no repeated seeds: no noise to judge by
         decoder = family_effect(rows, direction, "decoder", test_set, seed)
         gates.append(
             Gate(

@@ -538,6 +538,37 @@ def test_a_full_disk_is_named_and_leaves_no_temporary_file(tmp_path, monkeypatch
     assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
 
 
+def test_a_run_store_on_a_full_disk_names_it_keeps_the_last_checkpoint_and_resumes(store, monkeypatch):
+    """End to end: the disk fills while a run writes its second checkpoint (torch.save's bare "unexpected
+    pos" error). The run stops with the full disk named, no temporary file anywhere in the store, the first
+    checkpoint intact; with space again the same command resumes and finishes the run."""
+    cfg = from_dict(user_run(store))
+    real_save, saves = trainer.torch.save, []
+
+    def save_until_full(obj, path, *args, **kwargs):
+        saves.append(path)
+        if len(saves) == 2:
+            Path(path).write_bytes(b"half a checkpoint")
+            raise RuntimeError("unexpected pos 350784 vs 350672")
+        return real_save(obj, path, *args, **kwargs)
+
+    with monkeypatch.context() as full_disk, pytest.raises(DataError, match=r"checkpoint.*: no space left"):
+        full_disk.setattr(trainer.torch, "save", save_until_full)
+        full_disk.setattr(record.shutil, "disk_usage", lambda path: shutil_usage(free=0))
+        runs.run(cfg)
+    assert not list((store / "runs").rglob("*.tmp"))
+    (checkpoint,) = (store / "runs").rglob("checkpoint.pt")  # the first one, whole
+    assert (
+        trainer.load_weights(checkpoint, trainer.torch.device("cpu"))["state"]["step"]
+        == cfg.train.checkpoint_interval
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the toy columns are not real German and English
+        summary = runs.run(cfg)
+    assert summary.status == "finished" and summary.steps == cfg.train.steps
+    assert len(list((store / "runs").iterdir())) == 1
+
+
 def shutil_usage(free: int):
     import collections
 

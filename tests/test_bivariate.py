@@ -150,10 +150,13 @@ def test_an_exponent_the_data_do_not_determine_makes_pd_gt_pe_untestable():
         )
 
 
-def test_exponent_undetermined_names_a_bound_and_a_wide_interval():
+def test_exponent_undetermined_names_a_bound_a_wide_or_missing_interval_and_few_determined_refits():
     assert bivariate.exponent_undetermined(0.3, 0.2, 0.4, (0.0, 10.0)) == ""
     assert "on its bound" in bivariate.exponent_undetermined(10.0, 9.0, 10.0, (0.0, 10.0))
     assert "spans over half" in bivariate.exponent_undetermined(0.3, 0.0, 9.0, (0.0, 10.0))
+    assert "no bootstrap interval" in bivariate.exponent_undetermined(0.3, np.nan, np.nan, (0.0, 10.0))
+    few = bivariate.exponent_undetermined(0.3, 0.2, 0.4, (0.0, 10.0), determined_share=0.3)
+    assert "only 30% of the bootstrap refits" in few
 
 
 def gate_table(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
-from toy import toy_pairs
+from toy import toy_experiment, toy_pairs
 
 from nmtscale.config import DataConfig
 from nmtscale.engine import data
@@ -190,3 +191,23 @@ def test_capped_test_sets_are_fixed_random_subsets(tmp_path):
     assert data._test_pairs(cfg)[0][2] == capped
     cfg.max_test_pairs = None
     assert data._test_pairs(cfg)[0][2] == pairs
+
+
+def test_a_direction_the_corpus_lacks_names_the_config_key(tmp_path):
+    with pytest.raises(DataError, match=r"data.directions: no train data for en-xx .*valid: en-de"):
+        data.prepare_data(DataConfig(directions=["en-xx"]), tmp_path)
+
+
+def test_corpus_pairs_longer_than_one_batch_are_counted_in_a_warning(tmp_path):
+    """The corpus cannot be edited like a user file, so a pair over train.max_tokens is batched alone; the
+    warning says how many there are and the budget that would hold them."""
+    experiment = toy_experiment(tmp_path)
+    longest = max(max(len(e.src), len(e.tgt) + 1) for e in experiment.tasks[0])
+    corpus_run = DataConfig(directions=["en-de"])
+    with pytest.warns(
+        UserWarning, match=rf"train.max_tokens=4: [\d,]+ of the 300 en-de corpus .*>= {longest}"
+    ):
+        data.check_lengths(experiment, corpus_run, max_tokens=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data.check_lengths(experiment, corpus_run, max_tokens=longest)

@@ -348,12 +348,33 @@ def test_perturbation_and_bootstrap_give_standard_errors_and_bands():
     assert np.all((se_large / se_small > 2.5) & (se_large / se_small < 6))  # noise 4x -> errors about 4x
     boot = uncertainty.bootstrap(fit, n_samples=40)
     table = boot.coefficients()
-    assert list(table.columns) == ["parameter", "estimate", "std_error", "lower", "upper", "method"]
+    assert list(table.columns) == [
+        *["parameter", "estimate", "std_error", "lower", "upper", "refits", "left_out", "method"]
+    ]
     assert np.all(table["std_error"] > 0)
     band = boot.band(np.geomspace(1e7, 1e10, 5))
     assert list(band.columns) == ["N", "prediction", "std_error", "lower", "upper"]
     assert np.all(band["lower"] <= band["upper"])
     assert band["std_error"].iloc[-1] > band["std_error"].iloc[1]  # extrapolation is less certain
+
+
+def test_bootstrap_leaves_out_and_counts_resamples_that_do_not_determine_the_law():
+    """On 4 points a 3-parameter law is undetermined whenever a resample draws fewer than 3 distinct runs (one
+    in 64 draws the same run 4 times: all y equal, which the data checks refuse). Such refits say nothing
+    about the spread: they are left out of the samples and counted, never silently averaged in."""
+    law = laws.power_law(n0=1e8)
+    n = np.geomspace(1e7, 3e9, 4)
+    y = law(n, {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}) + np.array([0.004, -0.003, 0.002, -0.001])
+    boot = uncertainty.bootstrap(fitting.fit_multistart(law, n, y), n_samples=200, seed=0)
+    single_run_resamples = sum(
+        len(set(np.random.default_rng(0).integers(0, 4, size=(200, 4))[i])) == 1 for i in range(200)
+    )
+    assert single_run_resamples > 0, "the seed must draw a resample of one run, the case that raised"
+    assert boot.left_out >= single_run_resamples
+    assert len(boot.samples) + boot.left_out == 200
+    assert f"{boot.left_out} undetermined refits left out" in boot.method
+    table = boot.coefficients()
+    assert set(table["refits"]) == {200 - boot.left_out} and set(table["left_out"]) == {boot.left_out}
 
 
 def test_restarted_bootstrap_refits_from_the_given_starts_and_the_estimate():
@@ -413,6 +434,20 @@ def test_bad_input_is_a_value_error_naming_the_problem(x, y, message, fit_with):
     }
     with pytest.raises(ValueError, match=message.replace("negative", "(negative|not positive)")):
         fitters[fit_with]()
+
+
+def test_a_recipe_fit_whose_folds_cannot_determine_the_law_says_so_before_fitting():
+    """3 points for 3 parameters: each leave-one-out fold trains on 2. The error names the cross-validation,
+    not a "2 points" failure from inside a fold."""
+    law = laws.power_law(n0=1e6)
+    n = np.array([1e6, 4e6, 16e6])
+    with pytest.raises(ValueError, match=r"3-fold cross-validation: on 3 points a fold trains on 2, fewer"):
+        fitting.fit_soft_l1_recipe(law, n, law(n, {"alpha": 1.0, "p": 0.3, "L_inf": 2.0}))
+    four = np.array([1e6, 4e6, 16e6, 64e6])
+    assert (
+        fitting.fit_soft_l1_recipe(law, four, law(four, {"alpha": 1.0, "p": 0.3, "L_inf": 2.0})).table
+        is not None
+    )
 
 
 def test_data_that_leave_parameters_free_give_an_undetermined_fit():

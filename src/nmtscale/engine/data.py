@@ -208,7 +208,10 @@ def _training_pairs(cfg: DataConfig, direction: str) -> list[tuple[str, str]]:
         pairs = read_user_file(cfg.train_files[direction], key)
         warn_if_swapped(pairs, direction, key)
     else:
-        pairs = corpus.load_pairs(*split_direction(direction), "train")
+        try:
+            pairs = corpus.load_pairs(*split_direction(direction), "train")
+        except DataError as err:
+            raise DataError(f"data.directions: {err}") from None
     return _subsample(pairs, cfg.max_train_pairs)
 
 
@@ -225,7 +228,17 @@ def read_user_file(paths: str | list[str], key: str) -> list[tuple[str, str]]:
 
 def check_lengths(data: ExperimentData, cfg: DataConfig, max_tokens: int) -> None:
     """No pair of user data may be longer than one batch (`train.max_tokens` target tokens): a DataError
-    names the file and line. The corpus is already cleaned to sentences of at most 120 English words."""
+    names the file and line. Corpus pairs longer than that (its cleaning keeps up to 120 English words) are
+    batched alone, over the budget: a warning says how many, and the train.max_tokens that holds them."""
+    for direction, examples in zip(data.directions, data.tasks, strict=True):
+        over = [_tokens(e) for e in examples if _tokens(e) > max_tokens]
+        if over and direction not in (cfg.train_files or {}):
+            warnings.warn(
+                f"train.max_tokens={max_tokens}: {len(over):,} of the {len(examples):,} {direction} corpus "
+                f"training pairs are longer (up to {max(over)} tokens); each is batched alone, over the "
+                f"budget. train.max_tokens >= {max(over)} batches every pair within it",
+                stacklevel=2,
+            )
     entries = [
         (f"data.train_files.{d}", paths, data.tasks[data.directions.index(d)], d)
         for d, paths in (cfg.train_files or {}).items()

@@ -97,6 +97,8 @@ class Fit:
     # Multi-start: one row per start (start values, objective, converged, final parameters); soft_l1 recipe:
     # one row per f_scale with its cross-validation error. None for a single fit.
     table: pd.DataFrame | None = field(default=None, repr=False)
+    # False when the data leave a combination of parameters free at the estimate (see `determined`).
+    determined: bool = True
 
     @property
     def theta(self) -> np.ndarray:
@@ -192,6 +194,7 @@ def _fit(law: Law, matrix, target, theta, objective, converged, message, method,
         y=target,
         refit=refit,
         table=table,
+        determined=ok,
     )
 
 
@@ -450,6 +453,14 @@ def fit_soft_l1_recipe(law: Law, x, y, f_scales=GHORBANI_F_SCALES, folds: int = 
     """
     matrix, target = check_data(law, x, y)
     fold_of = np.random.default_rng(seed).permutation(len(target)) % min(folds, len(target))
+    smallest_training_fold = len(target) - np.bincount(fold_of).max()
+    if smallest_training_fold < len(law.parameters):
+        raise ValueError(
+            f"the soft_l1 recipe chooses f_scale by {min(folds, len(target))}-fold cross-validation: on "
+            f"{len(target)} points a fold trains on {smallest_training_fold}, fewer than the "
+            f"{len(law.parameters)} parameters {list(law.names)} of {law.name}; give more points or "
+            "folds, or fit one f_scale with fit_soft_l1"
+        )
     rows = []
     for f_scale in f_scales:
         full = fit_soft_l1(law, matrix, target, f_scale)

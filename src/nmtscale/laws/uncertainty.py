@@ -9,6 +9,10 @@ Besiroglu et al. did: slower, and safer where the objective has kinks or flat va
 at. Prefer it whenever the fit is not sharply determined: on Chinchilla warm-started bootstrap errors are
 orders of magnitude too small (Appendix A), and on a 9-point bivariate fit about tenfold too small.
 Results are tidy DataFrames for Altair: coefficients with standard errors and intervals, and prediction bands.
+
+A refit whose data do not determine the law (a resample that drew too few distinct points, or one whose
+parameters trade off exactly) has no meaningful estimate: it is left out of the samples and counted in
+`Uncertainty.left_out`, which the method text and every coefficient row report.
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ class Uncertainty:
 
     fit: Fit
     method: str
-    samples: pd.DataFrame  # one row per refit, one column per parameter
+    samples: pd.DataFrame  # one row per determined refit, one column per parameter
+    left_out: int = 0  # refits the perturbed or resampled data did not determine
 
     def coefficients(self, level: float = 0.95) -> pd.DataFrame:
-        """One row per parameter: estimate (the original fit), std_error, and a percentile interval."""
+        """One row per parameter: estimate (the original fit), std_error, a percentile interval, and how many
+        refits they rest on (`refits`) and left out as undetermined (`left_out`). With fewer than 2
+        determined refits the spread is NaN: the data give no interval."""
         tail = (1 - level) / 2
         return pd.DataFrame(
             {
@@ -43,6 +50,8 @@ class Uncertainty:
                 "std_error": self.samples.std(ddof=1).to_numpy(),
                 "lower": self.samples.quantile(tail).to_numpy(),
                 "upper": self.samples.quantile(1 - tail).to_numpy(),
+                "refits": len(self.samples),
+                "left_out": self.left_out,
                 "method": self.method,
             }
         )
@@ -73,10 +82,10 @@ def perturbation(
     rng = np.random.default_rng(seed)
     refit_starts = _refit_starts(fit, starts)
     refits = [
-        fit.refit(fit.x, fit.y + rng.normal(0.0, relative_sigma * np.abs(fit.y)), refit_starts)
+        _refit(fit, fit.x, fit.y + rng.normal(0.0, relative_sigma * np.abs(fit.y)), refit_starts)
         for _ in range(n_samples)
     ]
-    return _uncertainty(fit, f"perturbation(sigma={relative_sigma:g} y, n={n_samples})", refits)
+    return _uncertainty(fit, "perturbation", refits, f"sigma={relative_sigma:g} y, ")
 
 
 def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0, starts: np.ndarray | None = None) -> Uncertainty:
@@ -88,8 +97,8 @@ def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0, starts: np.ndarray 
     refits = []
     for _ in range(n_samples):
         rows = rng.integers(0, n, size=n)
-        refits.append(fit.refit(fit.x[rows], fit.y[rows], refit_starts))
-    return _uncertainty(fit, f"bootstrap(n={n_samples})", refits)
+        refits.append(_refit(fit, fit.x[rows], fit.y[rows], refit_starts))
+    return _uncertainty(fit, "bootstrap", refits)
 
 
 def restarted_in_workers(
@@ -137,7 +146,7 @@ def _restarted_refits(
     relative_sigma: float,
     start_stride: int,
     batched_refits: bool | None,
-) -> tuple[str, pd.DataFrame]:
+) -> tuple[str, pd.DataFrame, int]:
     law = factory(*args)
     fit = fit_multistart(law, x, y)
     if batched_refits is not None:
@@ -152,7 +161,7 @@ def _restarted_refits(
         spread = bootstrap(fit, n_samples, seed, starts=starts)
     else:
         spread = perturbation(fit, n_samples, relative_sigma, seed, starts=starts)
-    return spread.method, spread.samples
+    return spread.method, spread.samples, spread.left_out
 
 
 def _refit_starts(fit: Fit, starts: np.ndarray | None) -> np.ndarray:
@@ -162,9 +171,23 @@ def _refit_starts(fit: Fit, starts: np.ndarray | None) -> np.ndarray:
     return np.vstack([np.atleast_2d(np.asarray(starts, dtype=float)), fit.theta])
 
 
-def _uncertainty(fit: Fit, method: str, refits: list[Fit]) -> Uncertainty:
-    samples = pd.DataFrame([r.params for r in refits], columns=list(fit.law.names))
-    return Uncertainty(fit=fit, method=method, samples=samples)
+def _refit(fit: Fit, x: np.ndarray, y: np.ndarray, starts: np.ndarray) -> Fit | None:
+    """The refit on (x, y), or None where those data cannot determine the law: fewer distinct points than
+    parameters (a resample may draw one run n times), or an estimate that leaves parameters free."""
+    if len(np.unique(x, axis=0)) < len(fit.law.names) or np.ptp(y) == 0:
+        return None
+    refit = fit.refit(x, y, starts)
+    return refit if refit.determined else None
+
+
+def _uncertainty(fit: Fit, kind: str, refits: list[Fit | None], settings: str = "") -> Uncertainty:
+    """The determined refits' parameters; `method` names `kind`, its `settings` and the refits left out."""
+    kept = [r.params for r in refits if r is not None]
+    left_out = len(refits) - len(kept)
+    dropped = f", {left_out} undetermined refits left out" if left_out else ""
+    method = f"{kind}({settings}n={len(refits)}{dropped})"
+    samples = pd.DataFrame(kept, columns=list(fit.law.names))
+    return Uncertainty(fit=fit, method=method, samples=samples, left_out=left_out)
 
 
 def _check_samples(n_samples: int) -> None:

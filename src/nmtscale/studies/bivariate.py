@@ -248,14 +248,23 @@ def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:
 ON_BOUND = 1e-3
 # A 95% bootstrap interval wider than this share of the exponent's range: the refits spread over the range.
 SPREAD_OVER_RANGE = 0.5
+# Fewer bootstrap refits than this share determine the law: most resamples of the runs leave it free.
+MIN_DETERMINED_SHARE = 0.5
 
 
-def exponent_undetermined(estimate: float, lower: float, upper: float, bounds: tuple[float, float]) -> str:
-    """ "" when the data determine an exponent, else why not: its estimate on a bound of `bounds`, or its
-    bootstrap interval (`lower`, `upper`) spread over most of the range."""
+def exponent_undetermined(
+    estimate: float, lower: float, upper: float, bounds: tuple[float, float], determined_share: float = 1.0
+) -> str:
+    """ "" when the data determine an exponent, else why not: its estimate on a bound of `bounds`, fewer than
+    `MIN_DETERMINED_SHARE` of the bootstrap refits determining the law (`determined_share`), or its bootstrap
+    interval (`lower`, `upper`) missing or spread over most of the range."""
     low, high = bounds
     if estimate <= low + ON_BOUND or estimate >= high - ON_BOUND:
         return f"on its bound ({estimate:.3g} in [{low:g}, {high:g}])"
+    if determined_share < MIN_DETERMINED_SHARE:
+        return f"only {determined_share:.0%} of the bootstrap refits determine the law"
+    if not np.isfinite(upper - lower):
+        return "no bootstrap interval"
     if upper - lower > SPREAD_OVER_RANGE * (high - low):
         return f"bootstrap interval [{lower:.3g}, {upper:.3g}] spans over half of [{low:g}, {high:g}]"
     return ""
@@ -269,15 +278,18 @@ def exponents(analyses: Sequence[Analysis], level: float = 0.95) -> pd.DataFrame
     for a in analyses:
         coefficients = a.spread.coefficients(level).set_index("parameter")
         samples = a.spread.samples
+        determined_share = len(samples) / (len(samples) + a.spread.left_out)
         law_bounds = dict(zip(a.bivariate.law.names, zip(*a.bivariate.law.bounds, strict=True), strict=True))
-        row = {"direction": a.direction, "test_set": a.test_set}
+        row = {"direction": a.direction, "test_set": a.test_set, "refits_left_out": a.spread.left_out}
         for name in ("pe", "pd"):
             estimate, lower, upper = (coefficients.loc[name, k] for k in ("estimate", "lower", "upper"))
             row |= {
                 name: estimate,
                 f"{name}_lower": lower,
                 f"{name}_upper": upper,
-                f"{name}_undetermined": exponent_undetermined(estimate, lower, upper, law_bounds[name]),
+                f"{name}_undetermined": exponent_undetermined(
+                    estimate, lower, upper, law_bounds[name], determined_share
+                ),
             }
         row |= {
             "alpha": a.bivariate.params["alpha"],

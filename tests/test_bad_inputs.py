@@ -251,6 +251,15 @@ def test_a_process_waiting_for_the_run_lock_says_so(store, capsys):
     assert runs.load_summary(directory).finished
 
 
+def test_a_store_path_through_a_file_names_its_key(store, monkeypatch):
+    (store / "afile").write_text("not a store")
+    monkeypatch.setenv("NMTSCALE_RUNS", str(store / "afile" / "runs"))
+    with pytest.raises(DataError, match=r"\$NMTSCALE_RUNS=.*afile/runs: .*afile is a file, not a directory"):
+        runs.run(from_dict(user_run(store)))
+    with pytest.raises(DataError, match=r"results_dir=.*afile: .*afile is a file, not a directory"):
+        runs.use_stores(store / "runs", store / "afile")
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Training that goes wrong
 

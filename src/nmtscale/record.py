@@ -137,7 +137,19 @@ def results_root() -> Path:
 
 def _store_root(variable: str, name: str) -> Path:
     default = retrain_store(name) if retraining() else REPOSITORY / name
-    return Path(os.environ.get(variable, default))
+    return store_directory(os.environ.get(variable, default), f"${variable}")
+
+
+def store_directory(path: str | Path, key: str) -> Path:
+    """`path` as a store's directory (it may not exist yet), or a DataError naming `key` (the parameter or
+    environment variable that gave it) when something that is not a directory stands in its way."""
+    path = Path(path)
+    blocking = next((p for p in (path, *path.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise DataError(
+            f"{key}={path}: {blocking} is a file, not a directory; name a directory for the store"
+        )
+    return path
 
 
 def retrain_store(path: str | Path) -> Path:

@@ -60,6 +60,7 @@ from nmtscale.record import (
     retrain_store,
     retraining,
     runs_root,
+    store_directory,
 )
 from nmtscale.train import CHECKPOINT, MODEL, load_trained_model, train, translate_ids
 
@@ -74,8 +75,11 @@ def use_stores(runs_dir: str | Path, results_dir: str | Path) -> None:
     """Point this process, and the workers it starts, at a run store and a results store (what a chapter's
     `runs_dir` and `results_dir` parameters name). When retraining, both move under `retrain/`, so the
     committed records are neither read nor overwritten."""
-    for variable, path in (("NMTSCALE_RUNS", runs_dir), ("NMTSCALE_RESULTS", results_dir)):
-        os.environ[variable] = str(retrain_store(path) if retraining() else Path(path))
+    for variable, key, path in (
+        ("NMTSCALE_RUNS", "runs_dir", runs_dir),
+        ("NMTSCALE_RESULTS", "results_dir", results_dir),
+    ):
+        os.environ[variable] = str(retrain_store(path) if retraining() else store_directory(path, key))
 
 
 def cache_root() -> Path:

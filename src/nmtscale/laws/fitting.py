@@ -10,7 +10,8 @@ Two fitters with one result type, `Fit`, and helpers built on them:
   law's analytic gradient from every point of a start grid (all starts at once by `nmtscale.laws.lbfgs` where
   the law allows). The objective is SUMMED over points: with the mean, gradients are n times smaller and
   L-BFGS-B's gradient tolerance stops it early (their explanation of Hoffmann et al.'s different fit), which
-  `reduction="mean"` reproduces.
+  `reduction="mean"` reproduces. `loss="linear"` makes it a multi-start ordinary least-squares fit and
+  `loss="soft_l1"` a multi-start Ghorbani fit, with the same starts, optimiser and `Fit.table`.
 - `fit_each`: one fit per group of rows (Fernandes Eq. 6, a law per sampling weight); `fit_bleu_vs_loss`
   (Ghorbani Eq. 5, statsmodels OLS in log-log space); `extrapolate_learning_curve` (Fernandes App. G).
 
@@ -202,18 +203,34 @@ def _fit(law: Law, matrix, target, theta, objective, converged, message, method,
 # Besiroglu et al.: Huber on log residuals, L-BFGS-B from every grid point
 
 
-def huber_log_objective(
-    law: Law, matrix: np.ndarray, target: np.ndarray, delta: float, reduction: str = "sum"
-) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """theta -> (objective, gradient) of sum_i Huber_delta(log y_i - log f(x_i; theta)), or its mean.
+MULTISTART_LOSSES = ("huber_log", "linear", "soft_l1")
 
-    The gradient is analytic: d/dtheta = -sum_i clip(r_i, -delta, delta) J_i / f_i, J the law's Jacobian.
-    theta is one parameter vector [P], or for a `batched` law a stack [S, P] (objectives [S], gradients
-    [S, P]).
+
+def multistart_objective(
+    law: Law,
+    matrix: np.ndarray,
+    target: np.ndarray,
+    loss: str = "huber_log",
+    delta: float = BESIROGLU_HUBER_DELTA,
+    reduction: str = "sum",
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """theta -> (objective, gradient) of sum_i rho(r_i), or its mean, for one of `MULTISTART_LOSSES`:
+
+    - "huber_log": Huber_delta on log residuals r_i = log y_i - log f(x_i; theta) (Besiroglu et al.);
+    - "linear": rho = r^2 / 2 on the loss itself, r_i = f(x_i; theta) - y_i (ordinary least squares, the
+      objective scipy's `least_squares` calls cost);
+    - "soft_l1": rho = delta^2 (sqrt(1 + (r / delta)^2) - 1) on the loss itself (scipy's soft_l1 cost with
+      f_scale = delta, Ghorbani et al.).
+
+    The gradient is analytic: sum_i rho'(r_i) dr_i/dtheta, with dr/dtheta = J (or -J / f for log residuals),
+    J the law's Jacobian. theta is one parameter vector [P], or for a `batched` law a stack [S, P]
+    (objectives [S], gradients [S, P]).
     """
+    if loss not in MULTISTART_LOSSES:
+        raise ValueError(f"loss must be one of {MULTISTART_LOSSES}, got {loss!r}")
     if reduction not in ("sum", "mean"):
         raise ValueError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
-    log_target = np.log(target)
+    log_target = np.log(target) if loss == "huber_log" else None
     scale = 1.0 if reduction == "sum" else 1.0 / len(target)
     # A non-positive prediction has no log, and an infinite objective stops L-BFGS-B dead: floor predictions
     # far below the data instead, which keeps the objective finite and the gradient pointing back up.
@@ -221,13 +238,22 @@ def huber_log_objective(
 
     def one_block(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         params = theta.T[..., None] if theta.ndim == 2 else theta
-        prediction = np.maximum(law.predict(matrix, params), floor)  # NaN stays NaN: that start is dropped
-        residual = log_target - np.log(prediction)
-        absolute = np.abs(residual)
-        loss = np.where(absolute <= delta, 0.5 * residual**2, delta * (absolute - 0.5 * delta))
-        weight = np.clip(residual, -delta, delta) / prediction
-        gradient = -np.einsum("...n,...np->...p", weight, law.jacobian(matrix, params))
-        return scale * loss.sum(axis=-1), scale * gradient
+        prediction = law.predict(matrix, params)  # NaN stays NaN: that start is dropped
+        if loss == "huber_log":
+            prediction = np.maximum(prediction, floor)
+            residual = log_target - np.log(prediction)
+            absolute = np.abs(residual)
+            value = np.where(absolute <= delta, 0.5 * residual**2, delta * (absolute - 0.5 * delta))
+            weight = -np.clip(residual, -delta, delta) / prediction
+        elif loss == "linear":
+            residual = prediction - target
+            value, weight = 0.5 * residual**2, residual
+        else:
+            residual = prediction - target
+            root = np.sqrt(1 + (residual / delta) ** 2)
+            value, weight = delta**2 * (root - 1), residual / root
+        gradient = np.einsum("...n,...np->...p", weight, law.jacobian(matrix, params))
+        return scale * value.sum(axis=-1), scale * gradient
 
     def objective(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # Blocks of starts keep the [starts, points, params] Jacobian small enough for the cache (~1.4x).
@@ -248,8 +274,11 @@ def fit_multistart(
     starts: np.ndarray | None = None,
     reduction: str = "sum",
     batched: bool | None = None,
+    loss: str = "huber_log",
 ) -> Fit:
-    """Fit `law` by Huber(delta) loss on log residuals, minimised from every start; keep the lowest objective.
+    """Fit `law` by `loss` (default: Huber(delta) on log residuals), minimised from every start; keep the
+    lowest objective. `loss` is one of `MULTISTART_LOSSES` (see `multistart_objective`): "linear" is a
+    multi-start ordinary least-squares fit, "soft_l1" a multi-start Ghorbani fit with f_scale `delta`.
 
     `starts` ([n_starts, n_params]) defaults to the law's full start grid. Each start runs scipy's L-BFGS-B,
     or, with `batched` (default: when the law supports it), `nmtscale.laws.lbfgs.minimize_batched` runs all
@@ -264,17 +293,20 @@ def fit_multistart(
     objective and is the table's minimum. A ValueError is raised when every start is dropped.
     """
     if not delta > 0:
-        raise ValueError(f"delta must be > 0 (the Huber loss's quadratic zone, log residuals), not {delta}")
+        raise ValueError(
+            f"delta must be > 0 (where the robust loss bends: the Huber loss's quadratic zone in log "
+            f"residuals, soft_l1's f_scale in loss units), not {delta}"
+        )
     batched = law.batched if batched is None else batched
     if batched and not law.batched:
         raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
-    matrix, target = check_data(law, x, y, positive=True)
+    matrix, target = check_data(law, x, y, positive=loss == "huber_log")
     starts = law.start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
     if starts.shape[1] != len(law.parameters):
         raise ValueError(
             f"starts have {starts.shape[1]} columns; {law.name} has parameters {list(law.names)}"
         )
-    objective = huber_log_objective(law, matrix, target, delta, reduction)
+    objective = multistart_objective(law, matrix, target, loss, delta, reduction)
     bounds = list(zip(*law.bounds, strict=True))
     ends = np.full_like(starts, np.nan)
     values = np.full(len(starts), np.nan)
@@ -328,11 +360,12 @@ def fit_multistart(
         # One warm start is cheapest with scipy alone; many starts go through the batched optimiser.
         many = law.batched and np.atleast_2d(starts).shape[0] > 1
         return fit_multistart(
-            law, new_x, new_y, delta=delta, starts=starts, reduction=reduction, batched=many
+            law, new_x, new_y, delta=delta, starts=starts, reduction=reduction, batched=many, loss=loss
         )
 
     optimiser = "batched L-BFGS, best polished by L-BFGS-B" if batched else "L-BFGS-B"
-    method = f"huber_log(delta={delta:g}, reduction={reduction}, starts={len(kept)}, {optimiser})"
+    bend = "" if loss == "linear" else f"delta={delta:g}, "
+    method = f"{loss}({bend}reduction={reduction}, starts={len(kept)}, {optimiser})"
     if dropped.any():
         method += f", {int(dropped.sum())} starts dropped (objective not finite)"
     return _fit(law, matrix, target, theta, value, success, message, method, refit, table)

@@ -186,7 +186,7 @@ def test_starts_with_a_nan_objective_are_dropped_and_counted(batched):
         fitting.fit_multistart(law, n, y, starts=starts[nan_starts], batched=batched)
 
 
-def test_a_law_without_a_jacobian_fits_by_finite_differences():
+def test_a_law_without_a_jacobian_fits_by_finite_differences_one_start_or_a_batch_at_a_time():
     analytic = laws.power_law(n0=1e8)
     numeric = laws.Law(
         name="power_law_numeric",
@@ -203,8 +203,17 @@ def test_a_law_without_a_jacobian_fits_by_finite_differences():
     y = analytic(n, dict(zip(analytic.names, theta, strict=True))) + rng.normal(0, 0.003, len(n))
     for fit_with in (fitting.fit_multistart, fitting.fit_least_squares):
         np.testing.assert_allclose(fit_with(numeric, n, y).theta, fit_with(analytic, n, y).theta, rtol=1e-3)
-    with pytest.raises(ValueError, match="batched law needs an analytic jacobian"):
-        laws.Law("bad", ("N",), analytic.parameters, analytic.predict, batched=True)
+    # A user law whose predict takes a batch of starts fits them all at once, differenced together.
+    batched = laws.Law(
+        "power_law_numeric_batched", ("N",), analytic.parameters, analytic.predict, batched=True
+    )
+    stack = np.array([theta, [0.5, 0.2, 1.0]]).T[..., None]  # [P, S, 1]
+    np.testing.assert_allclose(
+        batched.jacobian(n[:, None], stack), analytic.jacobian(n[:, None], stack), rtol=1e-6, atol=1e-9
+    )
+    batched_fit = fitting.fit_multistart(batched, n, y)
+    assert "batched L-BFGS" in batched_fit.method
+    np.testing.assert_allclose(batched_fit.theta, fitting.fit_multistart(analytic, n, y).theta, rtol=1e-3)
 
 
 def test_plain_least_squares_recovers_the_law_with_standard_errors():

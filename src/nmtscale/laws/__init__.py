@@ -50,8 +50,9 @@ class Law:
     """A scaling law y = predict(x, theta) with named inputs (columns of x) and named parameters.
 
     A law written without `jacobian` gets a finite-difference one (central differences, one-sided at a
-    bound): 2P predictions per Jacobian instead of one, so fits are slower and a little less precise, and such
-    a law cannot be `batched`. `positive_inputs` makes the fitters reject inputs <= 0 by row (model sizes,
+    bound): 2P predictions per Jacobian instead of one, so fits are slower and a little less precise. Its
+    `predict` alone decides whether it can be `batched`: the differences are taken for all starts at once.
+    `positive_inputs` makes the fitters reject inputs <= 0 by row (model sizes,
     token counts and steps are positive, and power laws in them are undefined at 0).
     """
 
@@ -65,8 +66,6 @@ class Law:
 
     def __post_init__(self):
         if self.jacobian is None:
-            if self.batched:
-                raise ValueError(f"law {self.name!r}: a batched law needs an analytic jacobian")
             object.__setattr__(self, "jacobian", finite_difference_jacobian(self.predict, *self.bounds))
 
     @property
@@ -118,7 +117,8 @@ class Law:
 
 
 def finite_difference_jacobian(predict: PredictFn, lower: np.ndarray, upper: np.ndarray) -> PredictFn:
-    """jacobian(x, theta) [n, P] of `predict` by central differences, kept inside [lower, upper]."""
+    """jacobian(x, theta) of `predict` by central differences, kept inside [lower, upper]: [n, P] for theta
+    [P], or [S, n, P] for a batch theta [P, S, 1] (see `PredictFn`), all S starts differenced at once."""
 
     def jacobian(x, theta):
         theta = np.asarray(theta, dtype=float)
@@ -126,7 +126,9 @@ def finite_difference_jacobian(predict: PredictFn, lower: np.ndarray, upper: np.
         columns = []
         for i in range(len(theta)):
             up, down = theta.copy(), theta.copy()
-            up[i], down[i] = min(theta[i] + step[i], upper[i]), max(theta[i] - step[i], lower[i])
+            up[i] = np.minimum(theta[i] + step[i], upper[i])
+            down[i] = np.maximum(theta[i] - step[i], lower[i])
+            # a batch's differences [S, 1] divide its predictions [S, n] row by row
             columns.append((predict(x, up) - predict(x, down)) / (up[i] - down[i]))
         return np.stack(columns, axis=-1)
 

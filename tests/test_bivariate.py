@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from toy import summary_for
 
 from nmtscale import book, laws, record, runs
+from nmtscale.config import config_hash
 from nmtscale.laws import fitting
 from nmtscale.studies import bivariate, claims, sweeps
 
@@ -291,3 +293,28 @@ def test_chapter_1s_fits_on_its_committed_records_are_at_the_optimum_of_a_denser
             f"{analysis.direction}/{analysis.test_set}: a denser search reaches {denser.objective:.6g}, "
             f"below the chapter's {fit.objective:.6g}"
         )
+
+
+def test_the_learning_rate_sweep_plans_each_family_extreme_at_every_rate_and_marks_the_best():
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    params = {**params, "long_models": {"encoder": [1], "decoder": [1, 3]}, "lr": 0.002}
+    plan = bivariate.learning_rate_plan(params, [0.001, 0.002])
+    assert [(p.label, p.config.train.lr) for p in plan] == [
+        *[("2L-2L", 0.001), ("1L-2L", 0.001), ("2L-1L", 0.001), ("2L-3L", 0.001)],
+        *[("2L-2L", 0.002), ("1L-2L", 0.002), ("2L-1L", 0.002), ("2L-3L", 0.002)],
+    ]
+    chapter_runs = {
+        config_hash(p.config) for p in bivariate.long_plan({**params, "long_steps": params["steps"]})
+    }
+    assert {config_hash(p.config) for p in plan if p.config.train.lr == 0.002} == chapter_runs
+    # the lower rate wins for the deeper models only
+    losses = {("2L-3L", 0.001): 3.0, ("2L-3L", 0.002): 3.1}
+    summaries = [
+        summary_for(p, {"l10n": losses.get((p.label, p.config.train.lr), 4.0 - p.config.train.lr)})
+        for p in plan
+    ]
+    table = bivariate.learning_rate_table(plan, summaries)
+    best = table[table["best_lr"]].set_index("model")["lr"].to_dict()
+    assert best == {"2L-2L": 0.002, "1L-2L": 0.002, "2L-1L": 0.002, "2L-3L": 0.001}
+    with pytest.raises(ValueError, match="positive peak learning rates"):
+        bivariate.learning_rate_plan(params, [0.0])

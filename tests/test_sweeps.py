@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from toy import summary_for
 
 from nmtscale.config import config_hash, from_dict
 from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.model import build_model
-from nmtscale.record import RunSummary
 from nmtscale.studies.sweeps import depth_scaling_plan, last_fraction_slope, run_table, seed_spread
 
 BASE = from_dict(
@@ -93,27 +93,6 @@ def test_slope_is_nats_per_doubling_over_the_last_stretch():
     assert math.isnan(last_fraction_slope([], "de-en/l10n"))
     with pytest.raises(ValueError, match="fraction"):
         last_fraction_slope(curve(steps, losses), "de-en/l10n", 0.0)
-
-
-def summary_for(planned, losses: dict[str, float], tokens: int = 4000, status: str = "finished"):
-    keys = [f"{planned.direction}/{name}" for name in losses]
-    return RunSummary(
-        run_id=config_hash(planned.config),
-        status=status,
-        reason=None,
-        config={},
-        steps=40,
-        final_loss={k: losses[k.split("/")[1]] for k in keys},
-        averaged_loss=None,
-        curves=[{"step": s, "test_loss": {k: 5.0 - s / 100 for k in keys}} for s in (10, 20, 30, 40)],
-        n_params=123,
-        n_params_non_embedding=0,
-        flops_per_target_token=0.0,
-        training_flops=0.0,
-        tokens_seen={planned.direction: tokens},
-        wall_time_s=1.5,
-        device="cpu",
-    )
 
 
 def test_run_table_counts_encoder_and_decoder_like_the_built_model():

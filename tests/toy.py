@@ -9,11 +9,12 @@ import random
 import pytest
 
 from nmtscale import train as trainer
-from nmtscale.config import from_dict
+from nmtscale.config import config_hash, from_dict
 from nmtscale.engine import data
 from nmtscale.engine.batching import BatchStream
 from nmtscale.engine.data import ExperimentData, encode_pairs
 from nmtscale.engine.tokenizer import train_tokenizer
+from nmtscale.record import RunSummary
 
 # A toy language pair: each English word has one German word, in the same order.
 LEXICON = {
@@ -106,3 +107,26 @@ def train_whole_and_resumed(cfg, experiment: ExperimentData, tmp_path, monkeypat
     with interrupted_at(monkeypatch, 13):
         trainer.train(cfg, tmp_path / "split", experiment)
     return whole, trainer.train(cfg, tmp_path / "split", experiment)
+
+
+def summary_for(planned, losses: dict[str, float], tokens: int = 4000, status: str = "finished"):
+    """A `RunSummary` of a planned run (`nmtscale.studies.sweeps.PlannedRun`) with these final losses per
+    test set name, for study tables built without training."""
+    keys = [f"{planned.direction}/{name}" for name in losses]
+    return RunSummary(
+        run_id=config_hash(planned.config),
+        status=status,
+        reason=None,
+        config={},
+        steps=40,
+        final_loss={k: losses[k.split("/")[1]] for k in keys},
+        averaged_loss=None,
+        curves=[{"step": s, "test_loss": {k: 5.0 - s / 100 for k in keys}} for s in (10, 20, 30, 40)],
+        n_params=123,
+        n_params_non_embedding=0,
+        flops_per_target_token=0.0,
+        training_flops=0.0,
+        tokens_seen={planned.direction: tokens},
+        wall_time_s=1.5,
+        device="cpu",
+    )

@@ -116,6 +116,37 @@ def long_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     )
 
 
+def learning_rate_plan(params: Mapping[str, Any], lrs: Sequence[float]) -> list[sweeps.PlannedRun]:
+    """Issue 47's peak-rate sweep: the En->De baseline and the ``params["long_models"]`` extremes of each
+    family (the smallest and largest model) trained at every rate of `lrs`, each with its own decay to zero
+    at ``params["steps"]``. A rate equal to ``params["lr"]`` plans the chapter's own runs (same run ids)."""
+    if not lrs or any(not lr > 0 for lr in lrs):
+        raise ValueError(f"lrs must be positive peak learning rates, not {list(lrs)}")
+    models = params["long_models"]
+    return [
+        run
+        for lr in lrs
+        for run in sweeps.depth_scaling_plan(
+            override(base_config(params), {"train.lr": lr}),
+            "en-de",
+            params["baseline_layers"],
+            models["encoder"],
+            models["decoder"],
+        )
+    ]
+
+
+def learning_rate_table(plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
+    """`sweeps.run_table` of a `learning_rate_plan` with its `lr` column, and `best_lr`: whether the rate
+    gives the model its lowest loss on that test set."""
+    table = sweeps.run_table(plan, summaries)
+    table["lr"] = table["run_id"].map(
+        {s.run_id: p.config.train.lr for p, s in zip(plan, summaries, strict=True)}
+    )
+    lowest = table.groupby(["model", "test_set"])["loss"].transform("min")
+    return table.assign(best_lr=table["loss"] == lowest)
+
+
 @dataclass
 class Analysis:
     """The fits of one direction and test set."""

@@ -209,6 +209,13 @@ def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
     assert unmeasured["budget stability, encoder effect en-de l10n (relative change)"].passed is None
     shown = claims.gates_table(list(gates.values()))
     assert set(shown["result"]) == {"passed", "FAILED", "reported"}
+    headline = bivariate.headline_numbers(list(gates.values()))
+    assert headline["decoder_effect_min"] == headline["decoder_effect_max"] == pytest.approx(25.0)
+    assert headline["encoder_effect_max"] == pytest.approx(0.005)
+    assert headline["budget_l10n"] == pytest.approx(0.4)
+    assert headline["models_with_3_seeds"] == 0 and headline["decoder_span"] == pytest.approx(
+        gates["N span, en-de decoder family (max / min)"].measured
+    )
 
 
 def test_analyse_names_what_is_missing():

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from nmtscale import book, charts, results
@@ -164,6 +165,8 @@ def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book)
     executed = book.run_chapter("tiny", "smoke", root=tiny_book)
     assert executed == book.executed_notebook("tiny", "smoke", tiny_book)
     assert "seed 3" in executed.read_text()
+    code = [c for c in nbformat.read(executed, as_version=4).cells if c.cell_type == "code"]
+    assert code and all("hide-input" in c.metadata["tags"] for c in code), "the book folds every cell's code"
     executed.unlink()
     with pytest.raises(
         book.ChapterFailed, match=r"chapter tiny \(scale smoke\) failed in cell 4 .*ValueError"

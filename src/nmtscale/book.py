@@ -198,10 +198,24 @@ def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: P
             f"chapter {chapter} (scale {scale}) failed in cell {err.cell_index} (In [{err.exec_count}]): "
             f"{err.ename}: {err.evalue}; the notebook with the traceback is {work}"
         ) from err
+    fold_code_cells(work)
     executed = executed_notebook(chapter, scale, root)
     executed.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(work, executed)
     return executed
+
+
+def fold_code_cells(notebook_path: Path) -> None:
+    """Tag every code cell of an executed notebook `hide-input`: the book shows the outputs and prose, and
+    each cell's code stays one click away (Jupyter Book's "Show code cell source" toggle)."""
+    import nbformat
+
+    notebook = nbformat.read(notebook_path, as_version=4)
+    for cell in notebook.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if cell.cell_type == "code" and "hide-input" not in tags:
+            tags.append("hide-input")
+    nbformat.write(notebook, notebook_path)
 
 
 def stale_chapters(

@@ -667,6 +667,31 @@ def scale_gates(
     return gates
 
 
+def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
+    """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
+    drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
+    family's N span, the models with >= 3 seeds, and per test set the decoder effect's relative change when
+    the budget doubles (`budget_<test set>`, NaN where not trained longer)."""
+
+    def measured(prefix: str) -> list[float]:
+        return [g.measured for g in gates if g.gate.startswith(prefix)]
+
+    numbers = {
+        "decoder_effect_min": min(measured("decoder effect")),
+        "decoder_effect_max": max(measured("decoder effect")),
+        "encoder_effect_min": min(measured("encoder effect")),
+        "encoder_effect_max": max(measured("encoder effect")),
+        "encoder_span": measured("N span, en-de encoder")[0],
+        "decoder_span": measured("N span, en-de decoder")[0],
+        "models_with_3_seeds": measured("models with >= 3 seeds")[0],
+    }
+    for g in gates:
+        if g.gate.startswith("budget stability, decoder effect"):
+            test_set = g.gate.split(" (")[0].split()[-1]
+            numbers[f"budget_{test_set}"] = g.measured
+    return numbers
+
+
 def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
     """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
 

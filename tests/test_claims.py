@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nmtscale import book
+from nmtscale import book, record
 from nmtscale.studies import claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,3 +93,46 @@ def test_the_committed_scorecard_counts_exactly_the_committed_chapters_claims():
     ]
     assert shown == [counts._repr_html_()], "re-run it: python -m nmtscale book run --chapter scorecard"
     assert set(counts.index) == {book.chapter_title(c, ROOT) for c in book.CLAIM_CHAPTERS}
+
+
+def test_every_inventoried_claim_of_ghorbani_is_judged_by_a_chapter_row_or_says_why_not():
+    """The inventory was read from the paper; each entry must point at a verdict row the committed chapter
+    shows (so the two cannot drift apart) or give the reason it is not tested here."""
+    paper, inventory = claims.load_inventory(record.REPOSITORY / "data" / "claims" / "ghorbani2022.yaml")
+    assert paper.startswith("Ghorbani et al. 2022") and len(inventory) >= 15
+    verdicts = claims.inventory_verdicts(inventory, book.chapter_claims("cpu", record.REPOSITORY))
+    assert len(verdicts) == len(inventory)
+    assert set(verdicts["verdict"]) <= {*claims.VERDICTS, claims.NOT_TESTED_HERE}
+    untested = verdicts[verdicts["verdict"] == claims.NOT_TESTED_HERE]
+    assert untested["reason"].str.len().gt(20).all()
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (
+            {"id": "a", "where": "Fig. 1", "quote": "q", "criterion": "c"},
+            "give either 'chapter' and 'tested_by'",
+        ),
+        (
+            {"id": "a", "where": "Fig. 1", "quote": "q", "criterion": "c", "chapter": "01", "reason": "r"},
+            "give either",
+        ),
+        ({"id": "a", "where": "Fig. 1", "quote": "q", "reason": "r"}, r"missing \['criterion'\]"),
+        (
+            {"id": "a", "where": "Fig. 1", "quote": "q", "criterion": "c", "reason": "r", "url": "x"},
+            "unknown",
+        ),
+    ],
+)
+def test_a_malformed_inventory_entry_is_named(tmp_path, entry, message):
+    path = tmp_path / "paper.yaml"
+    path.write_text(json.dumps({"paper": "P", "claims": [entry]}))
+    with pytest.raises(ValueError, match=rf"paper.yaml: claims\[0\] \(a\): .*{message}"):
+        claims.load_inventory(path)
+
+
+def test_an_inventory_row_that_names_no_chapter_row_is_an_error():
+    inventory = [claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by="no such row")]
+    with pytest.raises(ValueError, match="chapter 01 has no verdict row 'no such row'"):
+        claims.inventory_verdicts(inventory, {"01": []})

@@ -26,6 +26,8 @@ PARTLY = "partly reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_TESTABLE = "not testable at this scale"
 VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE)
+# An inventoried claim of a paper that no chapter tests (the inventory gives the reason).
+NOT_TESTED_HERE = "not tested here"
 # The MIME type under which `show` stores a chapter's claims in its notebook's output, for the scorecard.
 CLAIMS_MIME = "application/vnd.nmtscale.claims+json"
 
@@ -227,3 +229,86 @@ def counts(card: pd.DataFrame) -> pd.DataFrame:
     )
     grid["claims"] = grid.sum(axis=1)
     return grid
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The papers' claims, inventoried from the papers (data/claims/<paper>.yaml)
+
+INVENTORY_KEYS = ("id", "where", "quote", "criterion", "chapter", "tested_by", "reason")
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """One main claim of a paper as the inventory records it: where the paper makes it, its words, its own
+    criterion, and either the chapter and verdict row that test it or the reason it is not tested here."""
+
+    id: str
+    where: str
+    quote: str
+    criterion: str
+    chapter: str | None = None
+    tested_by: str | None = None  # the `Claim.claim` text of the chapter's verdict row
+    reason: str | None = None
+
+
+def load_inventory(path: Path) -> tuple[str, list[PaperClaim]]:
+    """(paper, claims) from an inventory file; a malformed entry is a ValueError naming the file and entry."""
+    from nmtscale.config import read_yaml
+
+    raw = read_yaml(path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("paper"), str) or not raw.get("claims"):
+        raise ValueError(f"{path}: an inventory is a mapping with 'paper' (its citation) and a list 'claims'")
+    found, seen = [], set()
+    for i, entry in enumerate(raw["claims"]):
+        where = f"{path}: claims[{i}]" + (f" ({entry.get('id')})" if isinstance(entry, dict) else "")
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: an entry is a mapping with keys {list(INVENTORY_KEYS)}")
+        unknown = sorted(set(entry) - set(INVENTORY_KEYS))
+        missing = [k for k in ("id", "where", "quote", "criterion") if not entry.get(k)]
+        if unknown or missing:
+            raise ValueError(f"{where}: unknown keys {unknown}, missing {missing}")
+        tested = bool(entry.get("chapter")) and bool(entry.get("tested_by"))
+        if tested == bool(entry.get("reason")) or bool(entry.get("chapter")) != bool(entry.get("tested_by")):
+            raise ValueError(
+                f"{where}: give either 'chapter' and 'tested_by', or 'reason' (why it is not tested)"
+            )
+        if entry["id"] in seen:
+            raise ValueError(f"{where}: id {entry['id']!r} appears twice")
+        seen.add(entry["id"])
+        found.append(PaperClaim(**{k: str(v) for k, v in entry.items()}))
+    return raw["paper"], found
+
+
+def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
+    """One row per inventoried claim: id, where, chapter, verdict (the chapter row's, or "not tested here")
+    and reason. A `tested_by` that names no verdict row of its chapter is a ValueError: the inventory and the
+    chapters must not drift apart."""
+    rows = []
+    for claim in inventory:
+        if claim.chapter is None:
+            rows.append(
+                {
+                    "id": claim.id,
+                    "where": claim.where,
+                    "chapter": "",
+                    "verdict": NOT_TESTED_HERE,
+                    "reason": claim.reason,
+                }
+            )
+            continue
+        matches = [c for c in chapters.get(claim.chapter, []) if c.claim == claim.tested_by]
+        if not matches:
+            raise ValueError(
+                f"inventory claim {claim.id!r}: chapter {claim.chapter} has no verdict row "
+                f"{claim.tested_by!r}"
+            )
+        rows.append(
+            {
+                "id": claim.id,
+                "where": claim.where,
+                "chapter": claim.chapter,
+                "verdict": matches[0].verdict,
+                "reason": matches[0].reason,
+            }
+        )
+    return pd.DataFrame(rows, columns=["id", "where", "chapter", "verdict", "reason"])

@@ -549,13 +549,15 @@ class BleuFit:
         """c_B and p_B with standard errors (of log c_B and p_B) and confidence intervals, one row each."""
         low, high = np.asarray(self.result.conf_int(alpha=1 - level)).T
         se = np.asarray(self.result.bse)
+        with np.errstate(over="ignore"):  # an interval of log c_B reaching past ~709 has an infinite bound
+            c_b_interval = np.exp(low[0]), np.exp(high[0])
         return pd.DataFrame(
             {
                 "parameter": ["c_B", "p_B"],
                 "estimate": [self.c_b, self.p_b],
                 "std_error": [se[0], se[1]],  # c_B's is on the log scale
-                "lower": [np.exp(low[0]), -high[1]],
-                "upper": [np.exp(high[0]), -low[1]],
+                "lower": [c_b_interval[0], -high[1]],
+                "upper": [c_b_interval[1], -low[1]],
             }
         )
 

@@ -95,11 +95,19 @@ def test_the_committed_scorecard_counts_exactly_the_committed_chapters_claims():
     assert set(counts.index) == {book.chapter_title(c, ROOT) for c in book.CLAIM_CHAPTERS}
 
 
-def test_every_inventoried_claim_of_ghorbani_is_judged_by_a_chapter_row_or_says_why_not():
-    """The inventory was read from the paper; each entry must point at a verdict row the committed chapter
+INVENTORIES = sorted((record.REPOSITORY / "data" / "claims").glob("*.yaml"))
+
+
+def test_there_is_an_inventory_for_each_paper_behind_the_book():
+    assert [p.stem for p in INVENTORIES] == ["ghorbani2022", "zhang2022"]
+
+
+@pytest.mark.parametrize("path", INVENTORIES, ids=lambda p: p.stem)
+def test_every_inventoried_claim_is_judged_by_chapter_rows_or_says_why_not(path):
+    """The inventory was read from the paper; each entry must point at verdict rows the committed chapter
     shows (so the two cannot drift apart) or give the reason it is not tested here."""
-    paper, inventory = claims.load_inventory(record.REPOSITORY / "data" / "claims" / "ghorbani2022.yaml")
-    assert paper.startswith("Ghorbani et al. 2022") and len(inventory) >= 15
+    paper, inventory = claims.load_inventory(path)
+    assert paper.split()[0] in ("Ghorbani", "Zhang", "Fernandes") and len(inventory) >= 15
     verdicts = claims.inventory_verdicts(inventory, book.chapter_claims("cpu", record.REPOSITORY))
     assert len(verdicts) == len(inventory)
     assert set(verdicts["verdict"]) <= {*claims.VERDICTS, claims.NOT_TESTED_HERE}
@@ -132,7 +140,14 @@ def test_a_malformed_inventory_entry_is_named(tmp_path, entry, message):
         claims.load_inventory(path)
 
 
+def test_a_claim_judged_per_language_pair_combines_the_pairs_verdicts():
+    both = [claims.REPRODUCED, claims.REPRODUCED]
+    assert claims.combined_verdict(both) == claims.REPRODUCED
+    assert claims.combined_verdict([claims.REPRODUCED, claims.NOT_REPRODUCED]) == claims.PARTLY
+    assert claims.combined_verdict([claims.NOT_TESTABLE, claims.NOT_REPRODUCED]) == claims.NOT_REPRODUCED
+
+
 def test_an_inventory_row_that_names_no_chapter_row_is_an_error():
-    inventory = [claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by="no such row")]
-    with pytest.raises(ValueError, match="chapter 01 has no verdict row 'no such row'"):
+    inventory = [claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by=("no such row",))]
+    with pytest.raises(ValueError, match=r"chapter 01 has no verdict row \[.no such row.\]"):
         claims.inventory_verdicts(inventory, {"01": []})

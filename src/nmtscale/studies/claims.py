@@ -247,7 +247,8 @@ class PaperClaim:
     quote: str
     criterion: str
     chapter: str | None = None
-    tested_by: str | None = None  # the `Claim.claim` text of the chapter's verdict row
+    # the `Claim.claim` texts of the chapter's verdict rows: one, or one per language pair it is judged on
+    tested_by: tuple[str, ...] = ()
     reason: str | None = None
 
 
@@ -275,40 +276,53 @@ def load_inventory(path: Path) -> tuple[str, list[PaperClaim]]:
         if entry["id"] in seen:
             raise ValueError(f"{where}: id {entry['id']!r} appears twice")
         seen.add(entry["id"])
-        found.append(PaperClaim(**{k: str(v) for k, v in entry.items()}))
+        rows = entry.get("tested_by") or ()
+        rows = (rows,) if isinstance(rows, str) else tuple(rows)
+        if not all(isinstance(row, str) for row in rows):
+            raise ValueError(f"{where}: tested_by is a verdict row's text or a list of them")
+        texts = {k: str(v) for k, v in entry.items() if k != "tested_by"}
+        found.append(PaperClaim(**texts, tested_by=rows))
     return raw["paper"], found
 
 
+def combined_verdict(verdicts: Sequence[str]) -> str:
+    """One verdict for a claim judged once per language pair: the shared one when they agree; "partly
+    reproduced" when some reproduce it; else "not reproduced" when any test fails it."""
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    if REPRODUCED in verdicts or PARTLY in verdicts:
+        return PARTLY
+    return NOT_REPRODUCED if NOT_REPRODUCED in verdicts else NOT_TESTABLE
+
+
 def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
-    """One row per inventoried claim: id, where, chapter, verdict (the chapter row's, or "not tested here")
-    and reason. A `tested_by` that names no verdict row of its chapter is a ValueError: the inventory and the
-    chapters must not drift apart."""
+    """One row per inventoried claim: id, where, chapter, verdict (its chapter rows' `combined_verdict`, or
+    "not tested here"), per_pair (each row's verdict, for a claim judged per language pair) and reason. A
+    `tested_by` that names no verdict row of its chapter is a ValueError: the inventory and the chapters must
+    not drift apart."""
     rows = []
     for claim in inventory:
         if claim.chapter is None:
             rows.append(
-                {
-                    "id": claim.id,
-                    "where": claim.where,
-                    "chapter": "",
-                    "verdict": NOT_TESTED_HERE,
-                    "reason": claim.reason,
-                }
-            )
+                {"id": claim.id, "where": claim.where, "chapter": "", "verdict": NOT_TESTED_HERE,
+                 "per_pair": "", "reason": claim.reason}
+            )  # fmt: skip
             continue
-        matches = [c for c in chapters.get(claim.chapter, []) if c.claim == claim.tested_by]
-        if not matches:
+        shown = {c.claim: c for c in chapters.get(claim.chapter, [])}
+        missing = [text for text in claim.tested_by if text not in shown]
+        if missing:
             raise ValueError(
-                f"inventory claim {claim.id!r}: chapter {claim.chapter} has no verdict row "
-                f"{claim.tested_by!r}"
+                f"inventory claim {claim.id!r}: chapter {claim.chapter} has no verdict row {missing}"
             )
+        judged = [shown[text] for text in claim.tested_by]
         rows.append(
             {
                 "id": claim.id,
                 "where": claim.where,
                 "chapter": claim.chapter,
-                "verdict": matches[0].verdict,
-                "reason": matches[0].reason,
+                "verdict": combined_verdict([c.verdict for c in judged]),
+                "per_pair": "; ".join(f"{c.claim}: {c.verdict}" for c in judged) if len(judged) > 1 else "",
+                "reason": "; ".join(sorted({c.reason for c in judged if c.reason})),
             }
         )
-    return pd.DataFrame(rows, columns=["id", "where", "chapter", "verdict", "reason"])
+    return pd.DataFrame(rows, columns=["id", "where", "chapter", "verdict", "per_pair", "reason"])

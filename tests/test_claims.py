@@ -99,7 +99,7 @@ INVENTORIES = sorted((record.REPOSITORY / "data" / "claims").glob("*.yaml"))
 
 
 def test_there_is_an_inventory_for_each_paper_behind_the_book():
-    assert [p.stem for p in INVENTORIES] == ["ghorbani2022", "zhang2022"]
+    assert [p.stem for p in INVENTORIES] == ["fernandes2023", "ghorbani2022", "zhang2022"]
 
 
 @pytest.mark.parametrize("path", INVENTORIES, ids=lambda p: p.stem)

@@ -151,3 +151,23 @@ def test_an_inventory_row_that_names_no_chapter_row_is_an_error():
     inventory = [claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by=("no such row",))]
     with pytest.raises(ValueError, match=r"chapter 01 has no verdict row \[.no such row.\]"):
         claims.inventory_verdicts(inventory, {"01": []})
+
+
+def test_the_papers_scorecard_counts_each_inventoried_claim_once_and_keeps_our_checks_apart():
+    inventories = {
+        "P": [
+            claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by=("x (en-de)", "x (en-fr)")),
+            claims.PaperClaim("b", "Fig. 2", "q", "c", reason="needs models that translate"),
+        ]
+    }
+    rows = [
+        claims.Claim("x (en-de)", "p", "m", claims.REPRODUCED, "rule"),
+        claims.Claim("x (en-fr)", "p", "m", claims.NOT_REPRODUCED, "rule"),
+        claims.Claim("our own check", "p", "m", claims.REPRODUCED, "rule"),
+    ]
+    card = claims.paper_scorecard(inventories, {"01": rows})
+    counts = claims.paper_counts(card)
+    assert counts.loc["P", "claims"] == 2, "two inventoried claims, whatever the number of rows"
+    assert counts.loc["P", claims.PARTLY] == 1 and counts.loc["P", claims.NOT_TESTED_HERE] == 1
+    assert card.loc[card["id"] == "a", "per_pair"].item().count(";") == 1
+    assert claims.unclaimed_rows(inventories, {"01": rows})["claim"].tolist() == ["our own check"]

@@ -229,7 +229,8 @@ def _check_columns(frame: pd.DataFrame, name: str, columns: Iterable[str]) -> No
 
 
 # The scorecard's colours: green to red from reproduced to not reproduced, grey for not testable.
-VERDICT_COLOURS = ("#59a14f", "#edc948", "#e15759", "#bab0ac")
+# reproduced, partly, not reproduced, not testable at this scale, not tested here
+VERDICT_COLOURS = ("#59a14f", "#edc948", "#e15759", "#bab0ac", "#79706e")
 
 
 def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
@@ -250,7 +251,7 @@ def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
             x=alt.X("claims:Q", title="claims", axis=alt.Axis(tickMinStep=1)),
             color=alt.Color(
                 "verdict:N",
-                scale=alt.Scale(domain=list(verdicts), range=list(VERDICT_COLOURS)),
+                scale=alt.Scale(domain=list(verdicts), range=list(VERDICT_COLOURS[: len(verdicts)])),
                 sort=list(verdicts),
             ),
             order=alt.Order("order:Q"),

@@ -326,3 +326,44 @@ def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequ
             }
         )
     return pd.DataFrame(rows, columns=["id", "where", "chapter", "verdict", "per_pair", "reason"])
+
+
+def load_inventories(folder: Path) -> dict[str, list[PaperClaim]]:
+    """Every paper's inventory in `folder` (``data/claims/*.yaml``), by the paper's citation."""
+    inventories = dict(load_inventory(path) for path in sorted(folder.glob("*.yaml")))
+    if not inventories:
+        raise ValueError(f"{folder}: no claims inventory (<paper>.yaml)")
+    return inventories
+
+
+def paper_scorecard(inventories: dict[str, Sequence[PaperClaim]], chapters: dict[str, Sequence[Claim]]):
+    """One row per claim of every paper's inventory (`inventory_verdicts` with a `paper` column first)."""
+    return pd.concat(
+        [inventory_verdicts(claims, chapters).assign(paper=paper) for paper, claims in inventories.items()],
+        ignore_index=True,
+    )[["paper", "id", "where", "chapter", "verdict", "per_pair", "reason"]]
+
+
+def paper_counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper and verdict, "not tested here" included, with the inventory's total."""
+    grid = pd.crosstab(card["paper"], card["verdict"]).reindex(
+        index=list(dict.fromkeys(card["paper"])), columns=[*VERDICTS, NOT_TESTED_HERE], fill_value=0
+    )
+    grid["claims"] = grid.sum(axis=1)
+    return grid
+
+
+def unclaimed_rows(inventories: dict[str, Sequence[PaperClaim]], chapters: dict[str, Sequence[Claim]]):
+    """The chapters' verdict rows that no inventoried claim names (our own method checks, or rows still to be
+    tied to a paper's claim): chapter, claim, verdict. They are shown apart and never added to the papers'
+    counts."""
+    named = {(c.chapter, text) for claims in inventories.values() for c in claims for text in c.tested_by}
+    return pd.DataFrame(
+        [
+            {"chapter": chapter, "claim": row.claim, "verdict": row.verdict}
+            for chapter, rows in chapters.items()
+            for row in rows
+            if (chapter, row.claim) not in named
+        ],
+        columns=["chapter", "claim", "verdict"],
+    )

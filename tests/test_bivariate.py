@@ -325,3 +325,14 @@ def test_the_learning_rate_sweep_plans_each_family_extreme_at_every_rate_and_mar
     assert best == {"2L-2L": 0.002, "1L-2L": 0.002, "2L-1L": 0.002, "2L-3L": 0.001}
     with pytest.raises(ValueError, match="positive peak learning rates"):
         bivariate.learning_rate_plan(params, [0.0])
+
+
+def test_budget_losses_pair_each_long_model_with_its_first_seed_run_at_the_short_budget():
+    short = gate_table(decoder_gain=0.05, encoder_gain=0.01)
+    short = pd.concat([short, short.assign(seed=1, loss=short["loss"] + 1.0)], ignore_index=True)
+    longer = gate_table(decoder_gain=0.07, encoder_gain=0.01, steps=8000)
+    longer = longer[longer["model"].isin(["2L-2L", "2L-6L"])]
+    losses = bivariate.budget_losses(short, longer, 4000, 8000, seed=0)
+    assert list(losses.index) == [(4000, "2L-2L"), (4000, "2L-6L"), (8000, "2L-2L"), (8000, "2L-6L")]
+    assert losses.loc[(4000, "2L-6L"), "l10n"] == pytest.approx(4.0 - 0.05 * 6 - 0.01 * 2), "seed 0 only"
+    assert list(losses.columns) == ["l10n"]

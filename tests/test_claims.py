@@ -151,6 +151,9 @@ def test_an_inventory_row_that_names_no_chapter_row_is_an_error():
     inventory = [claims.PaperClaim("a", "Fig. 1", "q", "c", chapter="01", tested_by=("no such row",))]
     with pytest.raises(ValueError, match=r"chapter 01 has no verdict row \[.no such row.\]"):
         claims.inventory_verdicts(inventory, {"01": []})
+    not_run = claims.inventory_verdicts(inventory, {})
+    assert not_run["verdict"].item() == claims.NOT_TESTED_HERE
+    assert not_run["reason"].item() == "01 is not executed at this scale"
 
 
 def test_the_papers_scorecard_counts_each_inventoried_claim_once_and_keeps_our_checks_apart():

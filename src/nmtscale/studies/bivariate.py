@@ -537,6 +537,196 @@ def budget_curves(
     return pd.DataFrame(rows)
 
 
+def learning_curves(
+    plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], test_set: str, seed: int
+) -> pd.DataFrame:
+    """The test-loss curve on `test_set` of every model of the first seed (`seed`): one row per evaluation
+    with direction, model, approach, step and loss."""
+    return pd.DataFrame(
+        [
+            {
+                "direction": p.direction,
+                "model": p.label,
+                "approach": p.approach,
+                "step": point["step"],
+                "loss": point["test_loss"][f"{p.direction}/{test_set}"],
+            }
+            for p, s in zip(plan, summaries, strict=True)
+            if p.seed == seed
+            for point in s.curves
+        ],
+        columns=["direction", "model", "approach", "step", "loss"],
+    )
+
+
+def learning_curves_chart(curves: pd.DataFrame, test_set: str) -> alt.HConcatChart:
+    """`learning_curves` side by side, one panel per direction, log-log."""
+    return alt.hconcat(
+        *[
+            alt.Chart(curves[curves["direction"] == direction], title=f"{direction}, {test_set}")
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("step:Q", scale=alt.Scale(type="log")),
+                y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
+                color=alt.Color("model:N"),
+                tooltip=["model", "approach", "step", alt.Tooltip("loss:Q", format=".4f")],
+            )
+            .properties(width=300, height=260)
+            for direction in dict.fromkeys(curves["direction"])
+        ]
+    )
+
+
+def held_out_chart(held_out: pd.DataFrame) -> alt.LayerChart:
+    """Measured against predicted loss of the held-out symmetric models (`held_out_predictions`), with the
+    diagonal of perfect predictions."""
+    ends = [held_out[["loss", "predicted"]].min().min(), held_out[["loss", "predicted"]].max().max()]
+    diagonal = pd.DataFrame({"predicted": ends, "loss": ends, "series": "y = x"})
+    return charts.scaling_chart(
+        held_out,
+        x="predicted",
+        y="loss",
+        series="series",
+        fit=diagonal,
+        tooltip=["model"],
+        log_x=False,
+        log_y=False,
+        title="Symmetric models: measured vs predicted by Eq. 2",
+        x_title="predicted loss (nats)",
+        y_title="measured loss (nats)",
+    )
+
+
+def exponents_chart(exps: pd.DataFrame) -> alt.LayerChart:
+    """pe and pd of every direction and test set (`exponents`) with their 95% bootstrap intervals."""
+    points = pd.concat(
+        [
+            exps.assign(
+                exponent=name, value=exps[name], lower=exps[f"{name}_lower"], upper=exps[f"{name}_upper"]
+            )
+            for name in ("pe", "pd")
+        ],
+        ignore_index=True,
+    )
+    points["test set"] = points["direction"] + " " + points["test_set"]
+    base = alt.Chart(points).encode(
+        y=alt.Y("test set:N", title=None),
+        color=alt.Color("exponent:N", scale=charts.color_scale(["pe", "pd"])),
+        yOffset="exponent:N",
+    )
+    return alt.layer(
+        base.mark_rule(strokeWidth=2).encode(x=alt.X("lower:Q", title="exponent"), x2="upper:Q"),
+        base.mark_point(filled=True, size=70).encode(
+            x="value:Q", tooltip=["test set", "exponent", alt.Tooltip("value:Q", format=".3f")]
+        ),
+    ).properties(title="Fitted exponents with 95% bootstrap intervals", width=480, height=260)
+
+
+def symmetric_decoder_fraction(table: pd.DataFrame) -> float:
+    """The mean Nd / N of the symmetric models (the paper's symmetric scaling sits at about 0.55)."""
+    return float((table["Nd"] / table["N"])[table["approach"] == "symmetric"].mean())
+
+
+def allocation_chart(alloc: pd.DataFrame, symmetric_fraction: float) -> alt.HConcatChart:
+    """Prop. 1 / Fig. 6 from `allocation`: alpha# / alpha* (left) and the additive penalty at the baseline's
+    size (right) against the decoder fraction, a dotted line at the symmetric models' fraction."""
+
+    def panel(column: str, title: str) -> alt.LayerChart:
+        marker = alt.Chart(pd.DataFrame({"decoder_fraction": [symmetric_fraction]})).mark_rule(
+            strokeDash=[2, 2]
+        )
+        curves = charts.scaling_chart(
+            alloc.assign(series=alloc["direction"] + " " + alloc["test_set"]),
+            x="decoder_fraction",
+            y=column,
+            series="series",
+            connect=True,
+            log_x=False,
+            log_y=column == "alpha_ratio",
+            x_title="decoder fraction Nd / N",
+            y_title=title,
+            width=260,
+            height=240,
+        )
+        return alt.layer(curves, marker.encode(x="decoder_fraction:Q"))
+
+    return alt.hconcat(
+        panel("alpha_ratio", "α# / α*"), panel("penalty", "L - L_opt at the baseline size (nats)")
+    )
+
+
+def budget_losses(
+    table: pd.DataFrame, long_table: pd.DataFrame, steps: int, long_steps: int, seed: int
+) -> pd.DataFrame:
+    """The final losses of the models trained at both budgets: one row per (steps_trained, model) and
+    a column per test set, En->De, first seed."""
+    short = table[
+        (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])
+    ]
+    both = pd.concat(
+        [short.assign(steps_trained=steps), long_table.assign(steps_trained=long_steps)], ignore_index=True
+    )
+    columns = [t for t in TEST_SETS if t in set(both["test_set"])]
+    return both.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[columns]
+
+
+def budget_chart(curves: pd.DataFrame, test_set: str) -> alt.Chart:
+    """`budget_curves` against the target tokens trained on, one dash pattern per budget."""
+    return (
+        alt.Chart(curves, title=f"en-de {test_set}: test loss against training tokens at both budgets")
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("target_tokens:Q", scale=alt.Scale(type="log"), title="target tokens trained on"),
+            y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
+            color=alt.Color("model:N"),
+            strokeDash=alt.StrokeDash("budget:N", title="budget"),
+            tooltip=["model", "budget", "step", alt.Tooltip("loss:Q", format=".4f")],
+        )
+        .properties(width=520, height=300)
+    )
+
+
+def verdict_numbers(
+    table: pd.DataFrame,
+    run_summary: pd.DataFrame,
+    spread: pd.DataFrame,
+    quality: pd.DataFrame,
+    exps: pd.DataFrame,
+    losses_by_budget: pd.DataFrame,
+    seed: int,
+) -> str:
+    """The numbers behind the verdicts as Markdown bullets, generated from the chapter's tables (`run_table`,
+    `run_summary`, `seed_spread`, `fit_quality`, `exponents`, `budget_losses`), so the text cannot drift from
+    the results."""
+    fit_rows = table[table["approach"].isin(FIT_APPROACHES) & (table["seed"] == seed)]
+    loss_range = fit_rows.groupby(["direction", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
+    per_param = run_summary["tokens_per_param"]
+    lines = [
+        f"- {len(run_summary)} runs, {run_summary['N'].min():,}-{run_summary['N'].max():,} non-embedding "
+        f"parameters, {per_param.min():.0f}-{per_param.max():.0f} tokens per parameter; the largest rise of "
+        "a run's last evaluation above its lowest: "
+        f"{run_summary['above_minimum'].max():.4f} nats.",
+        f"- Seed noise: {spread['std'].mean():.4f} nats standard deviation (paper: 0.003). The fitted runs' "
+        f"final losses span {loss_range.min():.3f}-{loss_range.max():.3f} nats per test set.",
+        f"- Eq. 1 R^2 {quality['eq1_r2'].min():.0f}-{quality['eq1_r2'].max():.0f}%, Eq. 2 R^2 "
+        f"{quality['eq2_r2'].min():.0f}-{quality['eq2_r2'].max():.0f}%; held-out symmetric models: max error "
+        f"{quality['symmetric_max_error'].max():.3f} nats.",
+    ]
+    lines += [
+        f"- {row.direction} {row.test_set}: pe = {row.pe:.3f} [{row.pe_lower:.3f}, {row.pe_upper:.3f}], "
+        f"pd = {row.pd:.3f} [{row.pd_lower:.3f}, {row.pd_upper:.3f}], pd > pe in "
+        f"{row.share_pd_gt_pe:.0%} of bootstrap refits."
+        for row in exps.itertuples()
+    ]
+    for steps, group in losses_by_budget.groupby(level="steps_trained"):
+        ranges = group.max() - group.min()
+        lines.append(
+            f"- The {len(group)} En->De models trained at both budgets, after {steps} updates: loss range "
+            "across them " + ", ".join(f"{t} {v:.3f}" for t, v in ranges.items()) + " nats."
+        )
+    return "\n".join(lines)
+
+
 def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: str, seed: int) -> float:
     """What depth buys within one scaling family: the final loss of its shallowest model minus that of its
     deepest (nats, first seed; "decoder" compares 2L-1L with 2L-6L around a 2L-2L baseline). NaN with fewer

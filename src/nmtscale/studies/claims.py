@@ -296,16 +296,18 @@ def combined_verdict(verdicts: Sequence[str]) -> str:
 
 
 def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
-    """One row per inventoried claim: id, where, chapter, verdict (its chapter rows' `combined_verdict`, or
-    "not tested here"), per_pair (each row's verdict, for a claim judged per language pair) and reason. A
-    `tested_by` that names no verdict row of its chapter is a ValueError: the inventory and the chapters must
-    not drift apart."""
+    """One row per inventoried claim: id, where, chapter, verdict, per_pair and reason. The verdict is its
+    chapter rows' `combined_verdict`, or "not tested here" (also where its chapter is not among the executed
+    `chapters`); per_pair lists each row's verdict for a claim judged per language pair. A `tested_by` that
+    names no verdict row of an executed chapter is a ValueError: the inventory and the chapters must not
+    drift apart."""
     rows = []
     for claim in inventory:
-        if claim.chapter is None:
+        if claim.chapter is None or claim.chapter not in chapters:
+            reason = claim.reason or f"{claim.chapter} is not executed at this scale"
             rows.append(
-                {"id": claim.id, "where": claim.where, "chapter": "", "verdict": NOT_TESTED_HERE,
-                 "per_pair": "", "reason": claim.reason}
+                {"id": claim.id, "where": claim.where, "chapter": claim.chapter or "",
+                 "verdict": NOT_TESTED_HERE, "per_pair": "", "reason": reason}
             )  # fmt: skip
             continue
         shown = {c.claim: c for c in chapters.get(claim.chapter, [])}

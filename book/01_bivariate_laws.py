@@ -28,17 +28,24 @@
 #    is nearly optimal, lopsided models pay a multiplicative penalty $\alpha^\# / \alpha^*$ (Fig. 6).
 # 6. The seed-to-seed spread of the final loss is small (about 0.003 nats, Table 4).
 #
-# **What we find.** At width 64 (4 heads, feed-forward 256), 167k-501k non-embedding parameters, 4,000
-# updates of about 1k target tokens (about 1.5 epochs of the En->De text) with the learning rate decaying to
-# zero, model size now sets the loss far above the seed noise: the deepest decoder model ends 0.21-0.34 nats
-# below the shallowest, 29-52 seed standard deviations (the gates table). The encoder behaves differently:
-# at one learning rate for every depth, the deepest encoder model is *worse* than the shallowest by 0.04-0.06
-# nats, outside the noise. So the two families separate, as in the paper's Fig. 1, but not in the paper's
-# direction for the encoder, and Eq. 2, whose exponents cannot be negative, cannot follow a loss that rises
-# with encoder depth. Doubling the budget moves the decoder effect by 5% on `l10n` and `ding` (stable) and by
-# 27% on `story` (still training-limited there). Each family spans only 2.4-3x in N and two models carry
-# three seeds: both gates fail, so this is a step towards the paper's regime, not yet its laws. Every number
-# here is computed below from the runs; the verdict table at the end grades each claim by its stated rule.
+# **What we find.** At width 64 (4 heads, feed-forward 256), 4,000 updates of about 1k target tokens (about
+# 1.5 epochs of the En->De text) with the learning rate decaying to zero, model size sets the loss far above
+# the seed noise in the decoder: the deepest decoder model ends {glue:text}`decoder_effect_min:.0f` to
+# {glue:text}`decoder_effect_max:.0f` seed standard deviations below the shallowest on the En->De test sets
+# (the gates table), and doubling the budget moves that effect by {glue:text}`budget_decoder_l10n:+.0%` on
+# `l10n` and {glue:text}`budget_decoder_ding:+.0%` on `ding` (stable) but by
+# {glue:text}`budget_decoder_story:+.0%` on `story`. The encoder behaves differently: at one learning rate for
+# every depth, the shallowest minus the deepest encoder model is {glue:text}`encoder_effect_min:+.3f` to
+# {glue:text}`encoder_effect_max:+.3f` nats, so deeper encoders are *worse* at 4,000 updates, and at twice the
+# budget that gap changes by {glue:text}`budget_encoder_l10n:+.0%`, {glue:text}`budget_encoder_story:+.0%` and
+# {glue:text}`budget_encoder_ding:+.0%` (`l10n`, `story`, `ding`): deep encoders train more slowly at this
+# rate, and the encoder family is still training-limited. Eq. 2, whose exponents cannot be negative, fits the
+# runs with R² {glue:text}`eq2_r2_min:.0f`-{glue:text}`eq2_r2_max:.0f`% but puts $p_e$ on its bound 0 on
+# every test set, so the data do not determine the exponents and neither $p_d > p_e$ nor the allocation can
+# be judged. Each family spans only {glue:text}`encoder_span:.1f`x (encoder) and
+# {glue:text}`decoder_span:.1f`x (decoder) in N. This is a step towards the paper's regime, not yet its laws.
+# Every number here is computed below from the runs; the verdict table at the end grades each claim by its
+# stated rule.
 #
 # **The experiment.** English→German and German→English on the project corpus, depth scaling at a fixed
 # width as in the paper: encoder scaling (decoder fixed), decoder scaling (encoder fixed) and symmetric
@@ -95,10 +102,10 @@ long_models = {"encoder": [1, 6], "decoder": [1, 6]}
 # %%
 import time
 
-import altair as alt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
+from myst_nb import glue
 
 from nmtscale import book, charts, runs
 from nmtscale.studies import bivariate, claims, sweeps
@@ -107,7 +114,6 @@ runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones t
 
 charts.enable_book_renderer()
 pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
-TEST_SETS = ["l10n", "story", "ding"]
 started = time.perf_counter()
 
 # %% [markdown]
@@ -164,34 +170,8 @@ print(
 # evaluations in the last 20% of training.
 
 # %%
-curves = pd.DataFrame(
-    [
-        {
-            "direction": p.direction,
-            "model": p.label,
-            "approach": p.approach,
-            "step": point["step"],
-            "loss": point["test_loss"][f"{p.direction}/l10n"],
-        }
-        for p, s in zip(plan, summaries, strict=True)
-        if p.seed == seed
-        for point in s.curves
-    ]
-)
-alt.hconcat(
-    *[
-        alt.Chart(curves[curves["direction"] == direction], title=f"{direction}, l10n")
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("step:Q", scale=alt.Scale(type="log")),
-            y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
-            color=alt.Color("model:N"),
-            tooltip=["model", "approach", "step", alt.Tooltip("loss:Q", format=".4f")],
-        )
-        .properties(width=300, height=260)
-        for direction in families
-    ]
-)
+curves = bivariate.learning_curves(plan, summaries, "l10n", seed)
+bivariate.learning_curves_chart(curves, "l10n")
 
 # %% [markdown]
 # ### Seed-to-seed spread (App. C, Table 4)
@@ -214,7 +194,10 @@ spread
 # its value at `steps`; `N span` is the range of sizes a fitted family covers.
 
 # %%
-claims.show_gates(bivariate.scale_gates(table, spread, long_table, seed=seed))
+gates = bivariate.scale_gates(table, spread, long_table, seed=seed)
+for name, value in bivariate.headline_numbers(gates).items():
+    glue(name, value, display=False)  # the opening summary quotes these
+claims.show_gates(gates)
 
 # %% [markdown]
 # ## Fits
@@ -228,6 +211,8 @@ claims.show_gates(bivariate.scale_gates(table, spread, long_table, seed=seed))
 # %%
 analyses = bivariate.analyse_all(table, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
 quality = bivariate.fit_quality(analyses)
+glue("eq2_r2_min", float(quality["eq2_r2"].min()), display=False)  # quoted by the opening summary
+glue("eq2_r2_max", float(quality["eq2_r2"].max()), display=False)
 quality
 
 # %% [markdown]
@@ -267,23 +252,7 @@ bivariate.chart_grid(analyses, lambda a: eq2_chart(a, reducible=True))
 
 # %%
 held_out = bivariate.held_out_predictions(analyses)
-diagonal_ends = [held_out[["loss", "predicted"]].min().min(), held_out[["loss", "predicted"]].max().max()]
-diagonal = pd.DataFrame({"predicted": diagonal_ends, "loss": diagonal_ends, "series": "y = x"})
-display(
-    charts.scaling_chart(
-        held_out,
-        x="predicted",
-        y="loss",
-        series="series",
-        fit=diagonal,
-        tooltip=["model"],
-        log_x=False,
-        log_y=False,
-        title="Symmetric models: measured vs predicted by Eq. 2",
-        x_title="predicted loss (nats)",
-        y_title="measured loss (nats)",
-    )
-)
+display(bivariate.held_out_chart(held_out))
 quality[["direction", "test_set", "held_out_runs", "symmetric_r2", "symmetric_max_error"]]
 
 # %% [markdown]
@@ -294,27 +263,7 @@ quality[["direction", "test_set", "held_out_runs", "symmetric_r2", "symmetric_ma
 
 # %%
 exps = bivariate.exponents(analyses)
-exp_points = pd.concat(
-    [
-        exps.assign(exponent=name, value=exps[name], lower=exps[f"{name}_lower"], upper=exps[f"{name}_upper"])
-        for name in ("pe", "pd")
-    ],
-    ignore_index=True,
-)
-exp_points["test set"] = exp_points["direction"] + " " + exp_points["test_set"]
-base_chart = alt.Chart(exp_points).encode(
-    y=alt.Y("test set:N", title=None),
-    color=alt.Color("exponent:N", scale=charts.color_scale(["pe", "pd"])),
-    yOffset="exponent:N",
-)
-display(
-    alt.layer(
-        base_chart.mark_rule(strokeWidth=2).encode(x=alt.X("lower:Q", title="exponent"), x2="upper:Q"),
-        base_chart.mark_point(filled=True, size=70).encode(
-            x="value:Q", tooltip=["test set", "exponent", alt.Tooltip("value:Q", format=".3f")]
-        ),
-    ).properties(title="Fitted exponents with 95% bootstrap intervals", width=480, height=260)
-)
+display(bivariate.exponents_chart(exps))
 exps
 
 # %% [markdown]
@@ -326,38 +275,12 @@ exps
 # right. The dotted line marks the $N_d / N$ of our symmetric models.
 
 # %%
-fractions = np.linspace(0.05, 0.95, 91)
-alloc = bivariate.allocation(analyses, fractions)
-symmetric_fraction = float((table["Nd"] / table["N"])[table["approach"] == "symmetric"].mean())
-
-
-def allocation_panel(column, title):
-    marker = alt.Chart(pd.DataFrame({"decoder_fraction": [symmetric_fraction]})).mark_rule(strokeDash=[2, 2])
-    curves = charts.scaling_chart(
-        alloc.assign(series=alloc["direction"] + " " + alloc["test_set"]),
-        x="decoder_fraction",
-        y=column,
-        series="series",
-        connect=True,
-        log_x=False,
-        log_y=column == "alpha_ratio",
-        x_title="decoder fraction Nd / N",
-        y_title=title,
-        width=260,
-        height=240,
-    )
-    return alt.layer(curves, marker.encode(x="decoder_fraction:Q"))
-
-
+alloc = bivariate.allocation(analyses, np.linspace(0.05, 0.95, 91))
+symmetric_fraction = bivariate.symmetric_decoder_fraction(table)
 if alloc.empty:
     print("no fit has both exponents above zero: Eq. 2 then has no interior optimum to allocate towards")
 else:
-    display(
-        alt.hconcat(
-            allocation_panel("alpha_ratio", "α# / α*"),
-            allocation_panel("penalty", "L - L_opt at the baseline size (nats)"),
-        )
-    )
+    display(bivariate.allocation_chart(alloc, symmetric_fraction))
     display(
         alloc.groupby(["direction", "test_set"])[["optimal_fraction"]]
         .first()
@@ -369,37 +292,20 @@ else:
 #
 # If the models were still limited by their training budget rather than by their size, the differences
 # between them would keep moving as training goes on, and a law fitted at one budget would describe a step
-# count, not the models. The baseline, the shallowest encoder model and the shallowest and deepest decoder
-# models (`long_models`) are therefore trained again for `long_steps` updates, each with its own cosine decay
-# to zero on the same data. The gates above compare the decoder effect at both budgets; here are the losses,
-# and below the curves against the tokens trained on.
+# count, not the models. The baseline and the shallowest and deepest model of each family (`long_models`) are
+# therefore trained again for `long_steps` updates, each with its own cosine decay to zero on the same data.
+# The gates above compare each family's effect at both budgets; here are the losses, and below the curves
+# against the tokens trained on.
 
 # %%
-short_table = table[
-    (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])
-]
-budgets = pd.concat(
-    [short_table.assign(steps_trained=steps), long_table.assign(steps_trained=long_steps)], ignore_index=True
-)
-budget_losses = budgets.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[
-    TEST_SETS
-]
-display(budget_losses)
-spread_by_budget = budgets.groupby(["steps_trained", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
+losses_by_budget = bivariate.budget_losses(table, long_table, steps, long_steps, seed)
+display(losses_by_budget)
 print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
-display(spread_by_budget.unstack()[TEST_SETS])
+losses_by_budget.groupby(level="steps_trained").agg(lambda s: s.max() - s.min())
 
 # %%
 long_curves = bivariate.budget_curves([plan, long_plan], [summaries, long_summaries], "l10n")
-alt.Chart(long_curves, title="en-de l10n: test loss against training tokens at both budgets").mark_line(
-    point=True
-).encode(
-    x=alt.X("target_tokens:Q", scale=alt.Scale(type="log"), title="target tokens trained on"),
-    y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
-    color=alt.Color("model:N"),
-    strokeDash=alt.StrokeDash("budget:N", title="budget"),
-    tooltip=["model", "budget", "step", alt.Tooltip("loss:Q", format=".4f")],
-).properties(width=520, height=300)
+bivariate.budget_chart(long_curves, "l10n")
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)
@@ -415,21 +321,23 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 # %% [markdown]
 # ## Where our picture differs from the paper's, and why
 #
-# - **The decoder scales; the encoder does not.** Adding decoder layers lowers the loss on every test set by
-#   far more than the noise, and stays that way when the budget doubles on two of the three test sets. Adding
-#   encoder layers makes the loss slightly worse. Every depth trains at one peak learning rate (2e-3), tuned
-#   for none of them; Porian et al. (2024) found per-size learning rates decide whether small models follow a
-#   law, and a deep encoder under a shallow 2-layer decoder may need a lower one. Issue 47 tunes the rate per
-#   size; until then the encoder family says more about the recipe than about the encoder.
-# - **Too narrow a range of sizes.** Depth at a fixed width spans only 2.4x (encoder) and 3x (decoder) in N;
-#   the paper's laws span 1.5-2 decades. A four-parameter law on four sizes per family is barely constrained,
-#   which the identifiability checks of the exponent table and the denser-search gap of the fit table show.
-# - **Still learning on `story`.** The decoder effect on `story` grows by a quarter from 4,000 to 8,000
-#   updates: the fiction test set, far from the software strings that dominate training, keeps profiting
-#   from more data. The other two test sets are stable at this budget.
+# - **The decoder scales; the encoder does not yet.** Adding decoder layers lowers the loss on every test set
+#   by far more than the noise, and the effect holds when the budget doubles on `l10n` and `ding`. Adding
+#   encoder layers makes the loss worse at 4,000 updates, and most of that penalty is gone at 8,000 (the
+#   budget rows of the gates table): at one peak learning rate (2e-3) for every depth, deep encoders are
+#   slower to train, not worse. Porian et al. (2024) found per-size learning rates decide whether small models
+#   follow a law; issue 47 sweeps the peak rate at each family's smallest and largest model.
+# - **Too narrow a range of sizes.** Depth at a fixed width spans only {glue:text}`encoder_span:.1f`x
+#   (encoder) and {glue:text}`decoder_span:.1f`x (decoder) in N; the paper's laws span 1.5-2 decades. A
+#   four-parameter law on five to nine runs over that range is not pinned down: $p_e$ sits on its bound 0,
+#   $L_\infty$ near 0, and on De->En fewer than half the bootstrap refits determine the law (the exponent
+#   table); the denser-search gap of the fit table shows the fits are at their optimum all the same.
+# - **Still learning on `story`.** The decoder effect on `story` grows by
+#   {glue:text}`budget_decoder_story:+.0%` from 4,000 to 8,000 updates: the fiction test set, far from the
+#   software strings that dominate training, keeps profiting from more data.
 #
-# What comes next (the next slice of this chapter): the 4L-2L, 2L-4L and 4L-4L models, the De->En family and
-# more seeds, then per-size learning rates and narrower widths at the bottom for a decade of N.
+# What comes next: per-size peak learning rates (the sweep is training), then depth families over a decade
+# of N (narrower widths at the bottom, deeper decoders at the top) at a budget where both families are stable.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts
@@ -455,31 +363,9 @@ claims.scale_table(bivariate.scale(table)).style.hide(axis="index")
 # Generated from this run's tables, so the text cannot drift from the results.
 
 # %%
-fit_rows = table[table["approach"].isin(bivariate.FIT_APPROACHES) & (table["seed"] == seed)]
-loss_range = fit_rows.groupby(["direction", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
-lines = [
-    f"- {len(run_summary)} runs, {run_summary['N'].min():,}-{run_summary['N'].max():,} non-embedding "
-    f"parameters, {run_summary['tokens_per_param'].min():.0f}-{run_summary['tokens_per_param'].max():.0f} "
-    f"tokens per parameter; the largest rise of a run's last evaluation above its lowest: "
-    f"{run_summary['above_minimum'].max():.4f} nats.",
-    f"- Seed noise: {spread['std'].mean():.4f} nats standard deviation (paper: 0.003). The fitted runs' "
-    f"final losses span {loss_range.min():.3f}-{loss_range.max():.3f} nats per test set.",
-    f"- Eq. 1 R^2 {quality['eq1_r2'].min():.0f}-{quality['eq1_r2'].max():.0f}%, Eq. 2 R^2 "
-    f"{quality['eq2_r2'].min():.0f}-{quality['eq2_r2'].max():.0f}%; held-out symmetric models: max error "
-    f"{quality['symmetric_max_error'].max():.3f} nats.",
-]
-for row in exps.itertuples():
-    lines.append(
-        f"- {row.direction} {row.test_set}: pe = {row.pe:.3f} [{row.pe_lower:.3f}, {row.pe_upper:.3f}], "
-        f"pd = {row.pd:.3f} [{row.pd_lower:.3f}, {row.pd_upper:.3f}], pd > pe in "
-        f"{row.share_pd_gt_pe:.0%} of bootstrap refits."
-    )
-for n, group in spread_by_budget.groupby(level="steps_trained"):
-    lines.append(
-        f"- The {long_table['model'].nunique()} En->De models trained at both budgets, after {n} updates: "
-        "loss range across them " + ", ".join(f"{t} {v:.3f}" for (_, t), v in group.items()) + " nats."
-    )
-display(Markdown("\n".join(lines)))
+display(
+    Markdown(bivariate.verdict_numbers(table, run_summary, spread, quality, exps, losses_by_budget, seed))
+)
 
 # %% [markdown]
 # ## Re-running this chapter

@@ -860,8 +860,8 @@ def scale_gates(
 def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
     """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
     drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
-    family's N span, the models with >= 3 seeds, and per test set the decoder effect's relative change when
-    the budget doubles (`budget_<test set>`, NaN where not trained longer)."""
+    family's N span, the models with >= 3 seeds, and per family and test set the effect's relative change
+    when the budget doubles (`budget_<family>_<test set>`, NaN where not trained longer)."""
 
     def measured(prefix: str) -> list[float]:
         return [g.measured for g in gates if g.gate.startswith(prefix)]
@@ -876,10 +876,11 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
         "models_with_3_seeds": measured("models with >= 3 seeds")[0],
     }
     for g in gates:
-        if g.gate.startswith("budget stability, decoder effect"):
-            test_set = g.gate.split(" (")[0].split()[-1]
-            numbers[f"budget_{test_set}"] = g.measured
-    return numbers
+        for approach in ("decoder", "encoder"):
+            if g.gate.startswith(f"budget stability, {approach} effect"):
+                test_set = g.gate.split(" (")[0].split()[-1]
+                numbers[f"budget_{approach}_{test_set}"] = g.measured
+    return {name: float(value) for name, value in numbers.items()}
 
 
 def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
@@ -897,8 +898,8 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
     both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
     n_determined = int(both.sum())
     undetermined_reason = (
-        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, or its "
-        "bootstrap interval over half its range)"
+        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, its "
+        "bootstrap interval over half its range, or fewer than half the bootstrap refits determining the law)"
     )
     pd_larger = int((exps["pd"] > exps["pe"])[both].sum())
     pd_confident = int((exps["share_pd_gt_pe"] >= 0.95)[both].sum())

@@ -295,12 +295,15 @@ def combined_verdict(verdicts: Sequence[str]) -> str:
     return NOT_REPRODUCED if NOT_REPRODUCED in verdicts else NOT_TESTABLE
 
 
-def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
+def inventory_verdicts(
+    inventory: Sequence[PaperClaim], chapters: dict[str, Sequence[Claim]], strict: bool = True
+) -> pd.DataFrame:
     """One row per inventoried claim: id, where, chapter, verdict, per_pair and reason. The verdict is its
     chapter rows' `combined_verdict`, or "not tested here" (also where its chapter is not among the executed
-    `chapters`); per_pair lists each row's verdict for a claim judged per language pair. A `tested_by` that
-    names no verdict row of an executed chapter is a ValueError: the inventory and the chapters must not
-    drift apart."""
+    `chapters`); per_pair lists each row's verdict for a claim judged per language pair. With `strict`, a
+    `tested_by` that names no verdict row of an executed chapter is a ValueError (the inventory and the
+    committed chapters must not drift apart); without, the claim is "not tested here" with that reason (a
+    chapter executed at a smaller scale may show fewer rows)."""
     rows = []
     for claim in inventory:
         if claim.chapter is None or claim.chapter not in chapters:
@@ -312,10 +315,16 @@ def inventory_verdicts(inventory: Sequence[PaperClaim], chapters: dict[str, Sequ
             continue
         shown = {c.claim: c for c in chapters.get(claim.chapter, [])}
         missing = [text for text in claim.tested_by if text not in shown]
-        if missing:
+        if missing and strict:
             raise ValueError(
                 f"inventory claim {claim.id!r}: chapter {claim.chapter} has no verdict row {missing}"
             )
+        if missing:
+            rows.append(
+                {"id": claim.id, "where": claim.where, "chapter": claim.chapter, "verdict": NOT_TESTED_HERE,
+                 "per_pair": "", "reason": f"{claim.chapter} shows no row {missing} at this scale"}
+            )  # fmt: skip
+            continue
         judged = [shown[text] for text in claim.tested_by]
         rows.append(
             {
@@ -339,9 +348,13 @@ def load_inventories(folder: Path) -> dict[str, list[PaperClaim]]:
 
 
 def paper_scorecard(inventories: dict[str, Sequence[PaperClaim]], chapters: dict[str, Sequence[Claim]]):
-    """One row per claim of every paper's inventory (`inventory_verdicts` with a `paper` column first)."""
+    """One row per claim of every paper's inventory (`inventory_verdicts` with a `paper` column first; not
+    strict, since a chapter executed at a smaller scale may show fewer rows)."""
     return pd.concat(
-        [inventory_verdicts(claims, chapters).assign(paper=paper) for paper, claims in inventories.items()],
+        [
+            inventory_verdicts(claims, chapters, strict=False).assign(paper=paper)
+            for paper, claims in inventories.items()
+        ],
         ignore_index=True,
     )[["paper", "id", "where", "chapter", "verdict", "per_pair", "reason"]]
 

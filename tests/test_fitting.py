@@ -384,6 +384,9 @@ def test_bootstrap_leaves_out_and_counts_resamples_that_do_not_determine_the_law
     assert f"{boot.left_out} undetermined refits left out" in boot.method
     table = boot.coefficients()
     assert set(table["refits"]) == {200 - boot.left_out} and set(table["left_out"]) == {boot.left_out}
+    nothing_determined = dataclasses.replace(boot, samples=boot.samples.iloc[:1], left_out=199)
+    assert nothing_determined.band(n)[["std_error", "lower", "upper"]].isna().all().all()
+    assert nothing_determined.coefficients()["std_error"].isna().all()
 
 
 def test_restarted_bootstrap_refits_from_the_given_starts_and_the_estimate():

@@ -57,13 +57,16 @@ class Uncertainty:
         )
 
     def band(self, x, level: float = 0.95) -> pd.DataFrame:
-        """Prediction band at inputs x: input columns, prediction (original fit), std_error, lower, upper."""
+        """Prediction band at inputs x: input columns, prediction (original fit), std_error, lower, upper
+        (NaN with fewer than 2 determined refits: the data give no band)."""
         law = self.fit.law
         matrix = law.inputs_matrix(x)
-        draws = np.array([law.predict(matrix, theta) for theta in self.samples.to_numpy()])
         tail = (1 - level) / 2
         frame = pd.DataFrame(matrix, columns=list(law.inputs))
         frame["prediction"] = self.fit.predict(matrix)
+        if len(self.samples) < 2:
+            return frame.assign(std_error=np.nan, lower=np.nan, upper=np.nan)
+        draws = np.array([law.predict(matrix, theta) for theta in self.samples.to_numpy()])
         frame["std_error"] = draws.std(axis=0, ddof=1)
         frame["lower"] = np.quantile(draws, tail, axis=0)
         frame["upper"] = np.quantile(draws, 1 - tail, axis=0)

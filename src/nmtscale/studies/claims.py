@@ -304,38 +304,31 @@ def inventory_verdicts(
     `tested_by` that names no verdict row of an executed chapter is a ValueError (the inventory and the
     committed chapters must not drift apart); without, the claim is "not tested here" with that reason (a
     chapter executed at a smaller scale may show fewer rows)."""
+
+    def row(claim: PaperClaim, verdict: str, reason: str, per_pair: str = "") -> dict[str, str]:
+        return {"id": claim.id, "where": claim.where, "chapter": claim.chapter or "", "verdict": verdict,
+                "per_pair": per_pair, "reason": reason}  # fmt: skip
+
     rows = []
     for claim in inventory:
         if claim.chapter is None or claim.chapter not in chapters:
-            reason = claim.reason or f"{claim.chapter} is not executed at this scale"
             rows.append(
-                {"id": claim.id, "where": claim.where, "chapter": claim.chapter or "",
-                 "verdict": NOT_TESTED_HERE, "per_pair": "", "reason": reason}
-            )  # fmt: skip
+                row(claim, NOT_TESTED_HERE, claim.reason or f"{claim.chapter} is not executed at this scale")
+            )
             continue
-        shown = {c.claim: c for c in chapters.get(claim.chapter, [])}
+        shown = {c.claim: c for c in chapters[claim.chapter]}
         missing = [text for text in claim.tested_by if text not in shown]
         if missing and strict:
             raise ValueError(
                 f"inventory claim {claim.id!r}: chapter {claim.chapter} has no verdict row {missing}"
             )
         if missing:
-            rows.append(
-                {"id": claim.id, "where": claim.where, "chapter": claim.chapter, "verdict": NOT_TESTED_HERE,
-                 "per_pair": "", "reason": f"{claim.chapter} shows no row {missing} at this scale"}
-            )  # fmt: skip
+            rows.append(row(claim, NOT_TESTED_HERE, f"{claim.chapter} shows no row {missing} at this scale"))
             continue
         judged = [shown[text] for text in claim.tested_by]
-        rows.append(
-            {
-                "id": claim.id,
-                "where": claim.where,
-                "chapter": claim.chapter,
-                "verdict": combined_verdict([c.verdict for c in judged]),
-                "per_pair": "; ".join(f"{c.claim}: {c.verdict}" for c in judged) if len(judged) > 1 else "",
-                "reason": "; ".join(sorted({c.reason for c in judged if c.reason})),
-            }
-        )
+        per_pair = "; ".join(f"{c.claim}: {c.verdict}" for c in judged) if len(judged) > 1 else ""
+        reason = "; ".join(sorted({c.reason for c in judged if c.reason}))
+        rows.append(row(claim, combined_verdict([c.verdict for c in judged]), reason, per_pair))
     return pd.DataFrame(rows, columns=["id", "where", "chapter", "verdict", "per_pair", "reason"])
 
 

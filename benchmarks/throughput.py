@@ -54,13 +54,13 @@ def reference_config(d_model: int, dropout_mask: str = "bernoulli") -> ModelConf
     )
 
 
-def random_examples(n: int, seed: int) -> list[Example]:
+def random_examples(n: int, seed: int, vocab: int = VOCAB) -> list[Example]:
     """Random token pairs whose lengths look like sentence lengths: log-normal, median 12, tail to 120."""
     rng = np.random.default_rng(seed)
     src_lengths = np.clip(np.round(rng.lognormal(math.log(12), 0.6, n)), 1, 120).astype(int)
     tgt_lengths = np.clip(np.round(src_lengths * rng.uniform(0.8, 1.25, n)), 1, 120).astype(int)
     return [
-        Example(rng.integers(4, VOCAB, s).tolist(), rng.integers(4, VOCAB, t).tolist())
+        Example(rng.integers(4, vocab, s).tolist(), rng.integers(4, vocab, t).tolist())
         for s, t in zip(src_lengths, tgt_lengths, strict=True)
     ]
 

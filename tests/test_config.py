@@ -59,6 +59,14 @@ def test_a_key_added_later_keeps_old_ids_at_its_default_and_names_new_runs_other
     assert config_hash(from_dict({"train": {"schedule": "cosine"}})) != "96f2728055d0d4e3"
 
 
+def test_the_optimizer_kernel_keeps_old_ids_at_its_default_and_fused_needs_adamw():
+    assert config_hash(from_dict({"train": {"optimizer_kernel": "default"}})) == "96f2728055d0d4e3"
+    fused = from_dict({"train": {"optimizer": "adamw", "optimizer_kernel": "fused"}})
+    assert config_hash(fused) != config_hash(from_dict({"train": {"optimizer": "adamw"}}))
+    with pytest.raises(ConfigurationError, match="train.optimizer_kernel fused needs train.optimizer adamw"):
+        from_dict({"train": {"optimizer_kernel": "fused"}})
+
+
 def test_the_engine_version_is_part_of_the_run_id(monkeypatch):
     before = config_hash(from_dict({}))
     monkeypatch.setattr(config_module, "ENGINE_VERSION", 99)

@@ -154,6 +154,20 @@ def test_resume_after_interruption_is_bit_identical(tmp_path, toy_data, monkeypa
         assert torch.equal(tensor, final_weights(tmp_path / "split")[name]), name
 
 
+def test_the_fused_adamw_kernel_trains_like_the_default_and_resumes_bit_identical(
+    tmp_path, toy_data, monkeypatch
+):
+    """`train.optimizer_kernel: fused` is a faster kernel for the same update: after a short run its losses
+    and weights differ from the default kernel's by rounding only."""
+    fused = tiny_config(train={"optimizer": "adamw", "optimizer_kernel": "fused"})
+    whole, resumed = train_whole_and_resumed(fused, toy_data, tmp_path, monkeypatch)
+    assert resumed.curves == whole.curves
+    default = trainer.train(tiny_config(train={"optimizer": "adamw"}), tmp_path / "default", toy_data)
+    assert default.final_loss == pytest.approx(whole.final_loss, abs=1e-4)
+    for name, tensor in final_weights(tmp_path / "whole").items():
+        assert torch.allclose(tensor, final_weights(tmp_path / "default")[name], atol=1e-4), name
+
+
 def test_checkpoint_averaging_keeps_the_mean_of_the_last_checkpoints(tmp_path, toy_data):
     summary = trainer.train(tiny_config(train={"average_last": 2}), tmp_path, toy_data)
     model = trainer.load_trained_model(tmp_path)

@@ -90,7 +90,11 @@ def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Opt
     if cfg.optimizer == "adafactor":
         return torch.optim.Adafactor(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     return torch.optim.AdamW(
-        model.parameters(), lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay
+        model.parameters(),
+        lr=cfg.lr,
+        betas=tuple(cfg.adam_betas),
+        weight_decay=cfg.weight_decay,
+        fused=True if cfg.optimizer_kernel == "fused" else None,
     )
 
 

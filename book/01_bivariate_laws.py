@@ -262,7 +262,7 @@ quality[["direction", "test_set", "held_out_runs", "symmetric_r2", "symmetric_ma
 # bootstrap refits in which the decoder exponent is the larger.
 
 # %%
-exps = bivariate.exponents(analyses)
+exps = bivariate.exponents(analyses, spread)
 display(bivariate.exponents_chart(exps))
 exps
 

@@ -639,3 +639,41 @@ def test_a_denser_search_finds_no_lower_objective_than_a_fit_at_the_optimum_and_
     assert better.params["p"] == pytest.approx(0.5, rel=1e-2)
     grid = fitting.denser_start_grid(law)
     assert len(grid) == 6**3 and (grid >= law.bounds[0]).all() and (grid <= law.bounds[1]).all()
+
+
+def test_a_held_parameter_stays_where_it_is_put_and_a_bad_hold_is_named():
+    n = np.geomspace(1e5, 1e7, 8)
+    y = 2.0 * (n / 1e6) ** -0.3 + 1.5
+    law = laws.power_law(n0=1e6)
+    held = fitting.fit_multistart(law, n, y, fixed={"p": 0.5})
+    assert held.params["p"] == 0.5
+    assert held.objective > fitting.fit_multistart(law, n, y).objective
+    assert "held: p=0.5" in held.method
+    with pytest.raises(ValueError, match=r"fixed: power_law\(n0=1e\+06\) has no parameter 'q'"):
+        fitting.fit_multistart(law, n, y, fixed={"q": 0.5})
+    with pytest.raises(ValueError, match=r"fixed: p=-1 lies outside its bounds"):
+        fitting.fit_multistart(law, n, y, fixed={"p": -1})
+
+
+@pytest.mark.parametrize("span, free", [(100.0, set()), (1.3, {"p", "L_inf"})])
+def test_a_flat_profile_marks_the_parameters_the_data_leave_free(span, free):
+    """Over two decades of N the noisy points pin every parameter down; over 1.3x in N the exponent and the
+    asymptote can each be held over most of their span and the law still fits within the noise."""
+    rng = np.random.default_rng(0)
+    n = np.geomspace(1e6 / span**0.5, 1e6 * span**0.5, 8)
+    y = 2.0 * (n / 1e6) ** -0.3 + 1.5 + rng.normal(0, 0.003, len(n))
+    law = laws.power_law(n0=1e6)
+    fit = fitting.fit_multistart(law, n, y)
+    reasons = {name: fitting.flat_profile(fit, name, noise=0.003) for name in law.names}
+    assert {name for name, why in reasons.items() if why} == free
+    for name in free:
+        assert reasons[name].startswith("flat profile: held anywhere from")
+    table = fitting.profile(fit, "p")
+    assert len(table) == 13 and (table["rmse_rise"] > -1e-3).all()
+
+
+def test_a_profile_needs_a_multistart_fit():
+    n = np.geomspace(1e5, 1e7, 8)
+    fit = fitting.fit_least_squares(laws.power_law(n0=1e6), n, 2.0 * (n / 1e6) ** -0.3 + 1.5)
+    with pytest.raises(ValueError, match="profile needs a fit_multistart fit"):
+        fitting.profile(fit, "p")

@@ -20,9 +20,10 @@ Two fitters with one result type, `Fit`, and helpers built on them:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,6 +101,10 @@ class Fit:
     table: pd.DataFrame | None = field(default=None, repr=False)
     # False when the data leave a combination of parameters free at the estimate (see `determined`).
     determined: bool = True
+    # Multi-start fits: the same fit with some parameters held at given values (`fit_multistart`'s `fixed`),
+    # which `profile` uses; None for the other fitters.
+    # holding(values, starts=None): from the fit's own starts unless given others.
+    holding: Callable[..., Fit] | None = field(default=None, repr=False)
 
     @property
     def theta(self) -> np.ndarray:
@@ -275,6 +280,7 @@ def fit_multistart(
     reduction: str = "sum",
     batched: bool | None = None,
     loss: str = "huber_log",
+    fixed: Mapping[str, float] | None = None,
 ) -> Fit:
     """Fit `law` by `loss` (default: Huber(delta) on log residuals), minimised from every start; keep the
     lowest objective. `loss` is one of `MULTISTART_LOSSES` (see `multistart_objective`): "linear" is a
@@ -283,7 +289,8 @@ def fit_multistart(
     `starts` ([n_starts, n_params]) defaults to the law's full start grid. Each start runs scipy's L-BFGS-B,
     or, with `batched` (default: when the law supports it), `nmtscale.laws.lbfgs.minimize_batched` runs all
     starts at once and scipy's L-BFGS-B polishes the best. Besiroglu et al. 2024 (delta = 1e-3, sum
-    reduction) on Chinchilla; fits any positive target.
+    reduction) on Chinchilla; fits any positive target. `fixed` holds some parameters at given values inside
+    their bounds (a profile: see `profile`); the others are fitted.
 
     `Fit.table` has one row per start: the start, `objective` and parameters where it ended, `converged`,
     `iterations`, `dropped` (the objective is NaN or infinite at the start, e.g. a 0/0 in the law: such a
@@ -302,12 +309,27 @@ def fit_multistart(
         raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
     matrix, target = check_data(law, x, y, positive=loss == "huber_log")
     starts = law.start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
+    grid = starts.copy()  # the starts a profile point begins from
     if starts.shape[1] != len(law.parameters):
         raise ValueError(
             f"starts have {starts.shape[1]} columns; {law.name} has parameters {list(law.names)}"
         )
     objective = multistart_objective(law, matrix, target, loss, delta, reduction)
-    bounds = list(zip(*law.bounds, strict=True))
+    lower, upper = law.bounds
+    fixed = dict(fixed or {})
+    for name, value in fixed.items():
+        if name not in law.names:
+            raise ValueError(f"fixed: {law.name} has no parameter {name!r}; it has {list(law.names)}")
+        i = law.names.index(name)
+        if not lower[i] <= value <= upper[i]:
+            raise ValueError(f"fixed: {name}={value} lies outside its bounds [{lower[i]:g}, {upper[i]:g}]")
+        lower[i] = upper[i] = value
+    if fixed:
+        held = [law.names.index(name) for name in fixed]
+        starts = starts.copy()
+        starts[:, held] = list(fixed.values())
+        starts = np.unique(starts, axis=0)
+    bounds = list(zip(lower, upper, strict=True))
     ends = np.full_like(starts, np.nan)
     values = np.full(len(starts), np.nan)
     converged = np.zeros(len(starts), bool)
@@ -322,7 +344,7 @@ def fit_multistart(
                 f"(e.g. 0/0 or log of 0 in the law): give starts where the law is defined"
             )
         if batched:
-            runs = minimize_batched(objective, starts[kept], *law.bounds)
+            runs = minimize_batched(objective, starts[kept], lower, upper)
             ends[kept], values[kept] = runs.x, runs.fun
             converged[kept], iterations[kept] = runs.converged, runs.iterations
         else:
@@ -360,15 +382,24 @@ def fit_multistart(
         # One warm start is cheapest with scipy alone; many starts go through the batched optimiser.
         many = law.batched and np.atleast_2d(starts).shape[0] > 1
         return fit_multistart(
-            law, new_x, new_y, delta=delta, starts=starts, reduction=reduction, batched=many, loss=loss
+            law, new_x, new_y, delta, starts, reduction, batched=many, loss=loss, fixed=fixed
         )
+
+    def holding(values: Mapping[str, float], starts: np.ndarray | None = None) -> Fit:
+        # A few warm starts are cheapest with scipy alone (the batched optimiser can crawl on a held fit).
+        many = starts is None and batched
+        starts = grid if starts is None else np.atleast_2d(starts)
+        return fit_multistart(law, matrix, target, delta, starts, reduction, many, loss, {**fixed, **values})
 
     optimiser = "batched L-BFGS, best polished by L-BFGS-B" if batched else "L-BFGS-B"
     bend = "" if loss == "linear" else f"delta={delta:g}, "
     method = f"{loss}({bend}reduction={reduction}, starts={len(kept)}, {optimiser})"
     if dropped.any():
         method += f", {int(dropped.sum())} starts dropped (objective not finite)"
-    return _fit(law, matrix, target, theta, value, success, message, method, refit, table)
+    if fixed:
+        method += ", held: " + ", ".join(f"{name}={value:g}" for name, value in fixed.items())
+    fit = _fit(law, matrix, target, theta, value, success, message, method, refit, table)
+    return dataclasses.replace(fit, holding=holding)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -405,6 +436,63 @@ def optimum_gap(fit: Fit, delta: float = BESIROGLU_HUBER_DELTA, atol: float = 1e
     if denser.objective >= fit.objective - atol:
         return 0.0, fit
     return (fit.objective - denser.objective) / fit.objective, denser
+
+
+def profile_span(law: Law, name: str, points: int = 13) -> np.ndarray:
+    """`points` values of parameter `name` to profile it at, evenly from its lower bound (or, unbounded, its
+    smallest start less the grid's width) to twice its largest start value, within its upper bound."""
+    parameter = law.parameters[law.names.index(name)]
+    low, high = min(parameter.grid), max(parameter.grid)
+    start = parameter.lower if np.isfinite(parameter.lower) else low - (high - low or 1.0)
+    end = min(parameter.upper, 2 * high if high > 0 else high + (high - low or 1.0))
+    return np.linspace(start, end, points)
+
+
+def profile(fit: Fit, name: str, values=None) -> pd.DataFrame:
+    """The profile of parameter `name` of a multi-start fit: at each of `values` (default `profile_span`), the
+    fit with `name` held there and the other parameters refitted. Each point starts from the estimate and from
+    the point before it (a continuation along the profile, far cheaper than the full start grid). Columns:
+    value, objective, rmse (of the held fit, in the target's units) and rmse_rise (that minus the fit's own
+    RMSE)."""
+    if fit.holding is None:
+        raise ValueError(f"profile needs a fit_multistart fit; this one was made by {fit.method}")
+    values = profile_span(fit.law, name) if values is None else np.asarray(values, dtype=float)
+    held, previous = [], fit.theta
+    for value in values:
+        held.append(fit.holding({name: float(value)}, starts=np.stack([fit.theta, previous])))
+        previous = held[-1].theta
+    rmse = np.array([h.diagnostics.rmse for h in held])
+    return pd.DataFrame(
+        {
+            "value": values,
+            "objective": [h.objective for h in held],
+            "rmse": rmse,
+            "rmse_rise": rmse - fit.diagnostics.rmse,
+        }
+    )
+
+
+# A parameter that can be held anywhere over more than this share of its profile span and still fit the points
+# within the noise is one the data leave free.
+FLAT_PROFILE_SHARE = 0.5
+
+
+def flat_profile(fit: Fit, name: str, noise: float | None = None, values=None) -> str:
+    """ "" when the data determine parameter `name`, else why not: its profile is flat, i.e. held at more than
+    `FLAT_PROFILE_SHARE` of the values of its span (`profile`), the law still fits the points with an RMSE
+    less than `noise` above the fit's own. `noise` is the smallest difference the data can tell apart, in the
+    target's units (a chapter passes its seed standard deviation); by default the fit's own RMSE."""
+    noise = fit.diagnostics.rmse if noise is None else noise
+    table = profile(fit, name, values)
+    within = table["rmse_rise"] < noise
+    if within.mean() <= FLAT_PROFILE_SHARE:
+        return ""
+    admitted = table.loc[within, "value"]
+    return (
+        f"flat profile: held anywhere from {admitted.min():.3g} to {admitted.max():.3g} ({within.sum()} of "
+        f"{len(table)} values in [{table['value'].min():.3g}, {table['value'].max():.3g}]), the law fits "
+        f"within {noise:.2g} of its own RMSE"
+    )
 
 
 def fit_least_squares(

@@ -284,14 +284,22 @@ MIN_DETERMINED_SHARE = 0.5
 
 
 def exponent_undetermined(
-    estimate: float, lower: float, upper: float, bounds: tuple[float, float], determined_share: float = 1.0
+    estimate: float,
+    lower: float,
+    upper: float,
+    bounds: tuple[float, float],
+    determined_share: float = 1.0,
+    flat: str = "",
 ) -> str:
-    """ "" when the data determine an exponent, else why not: its estimate on a bound of `bounds`, fewer than
-    `MIN_DETERMINED_SHARE` of the bootstrap refits determining the law (`determined_share`), or its bootstrap
-    interval (`lower`, `upper`) missing or spread over most of the range."""
+    """ "" when the data determine an exponent, else why not: its estimate on a bound of `bounds`, a flat
+    profile (`flat`, the reason `fitting.flat_profile` gives), fewer than `MIN_DETERMINED_SHARE` of the
+    bootstrap refits determining the law (`determined_share`), or its bootstrap interval (`lower`, `upper`)
+    missing or spread over most of the range."""
     low, high = bounds
     if estimate <= low + ON_BOUND or estimate >= high - ON_BOUND:
         return f"on its bound ({estimate:.3g} in [{low:g}, {high:g}])"
+    if flat:
+        return flat
     if determined_share < MIN_DETERMINED_SHARE:
         return f"only {determined_share:.0%} of the bootstrap refits determine the law"
     if not np.isfinite(upper - lower):
@@ -301,12 +309,16 @@ def exponent_undetermined(
     return ""
 
 
-def exponents(analyses: Sequence[Analysis], level: float = 0.95) -> pd.DataFrame:
+def exponents(
+    analyses: Sequence[Analysis], spread: pd.DataFrame | None = None, level: float = 0.95
+) -> pd.DataFrame:
     """Per direction and test set: pe and pd with bootstrap intervals, whether the data determine each
-    (`pe_undetermined`, `pd_undetermined`: "" or the reason, see `exponent_undetermined`) and the share of
-    bootstrap refits in which pd > pe (Ghorbani Fig. 5)."""
+    (`pe_undetermined`, `pd_undetermined`: "" or the reason, see `exponent_undetermined`; a profile counts as
+    flat against the test set's seed std from `spread`, `sweeps.seed_spread`, or without repeated seeds
+    against the fit's RMSE) and the share of bootstrap refits in which pd > pe (Ghorbani Fig. 5)."""
     rows = []
     for a in analyses:
+        noise = seed_std(spread, a.direction, a.test_set) if spread is not None else 0.0
         coefficients = a.spread.coefficients(level).set_index("parameter")
         samples = a.spread.samples
         determined_share = len(samples) / (len(samples) + a.spread.left_out)
@@ -319,7 +331,12 @@ def exponents(analyses: Sequence[Analysis], level: float = 0.95) -> pd.DataFrame
                 f"{name}_lower": lower,
                 f"{name}_upper": upper,
                 f"{name}_undetermined": exponent_undetermined(
-                    estimate, lower, upper, law_bounds[name], determined_share
+                    estimate,
+                    lower,
+                    upper,
+                    law_bounds[name],
+                    determined_share,
+                    fitting.flat_profile(a.bivariate, name, noise or None),
                 ),
             }
         row |= {
@@ -889,7 +906,7 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
     `spread` is `sweeps.seed_spread` of the run table the analyses came from; its mean std is the noise.
     """
     quality = fit_quality(analyses)
-    exps = exponents(analyses)
+    exps = exponents(analyses, spread)
     noise = float(spread["std"].mean()) if len(spread) else np.nan
     noise_text = f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds"
     n_groups = len(analyses)
@@ -898,8 +915,9 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
     both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
     n_determined = int(both.sum())
     undetermined_reason = (
-        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, its "
-        "bootstrap interval over half its range, or fewer than half the bootstrap refits determining the law)"
+        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, a flat "
+        "profile, its bootstrap interval over half its range, or fewer than half the bootstrap refits "
+        "determining the law)"
     )
     pd_larger = int((exps["pd"] > exps["pe"])[both].sum())
     pd_confident = int((exps["share_pd_gt_pe"] >= 0.95)[both].sum())

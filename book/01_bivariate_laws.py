@@ -98,6 +98,10 @@ n_bootstrap = 200  # bootstrap refits for the uncertainty of pe, pd
 # A check on the reason: En->De encoder and decoder scaling at the extremes, trained for long_steps updates.
 long_steps = 3200
 long_models = {"encoder": [1, 6], "decoder": [1, 6]}
+longest_steps = None  # the same models once more at this budget (issue 47: 4x `steps`); None: not trained
+# Issue 47's peak-rate sweep: En->De models, each at `lr` and at the rates listed (a rate listed twice: a
+# second seed); {} skips the section.
+lr_sweep = {}
 
 # %%
 import time
@@ -125,14 +129,23 @@ started = time.perf_counter()
 # %%
 params = book.chapter_parameters("01_bivariate_laws", globals())
 plan = bivariate.chapter_plan(params)
-# The budget check (see "Twice the budget" below): the baseline and the extreme En->De models at long_steps.
-long_plan = bivariate.long_plan(params)
-print(f"{len(plan)} runs + {len(long_plan)} at {long_steps} updates, {workers} at a time")
+# The budget check (see "Longer budgets" below): the baseline and the extreme En->De models at long_steps
+# and, where set, longest_steps.
+budgets = [long_steps] + ([longest_steps] if longest_steps else [])
+long_plans = [bivariate.long_plan(params, budget) for budget in budgets]
+long_plan = [run for at_budget in long_plans for run in at_budget]
+print(
+    f"{len(plan)} runs + {len(long_plan)} at {' and '.join(map(str, budgets))} updates, {workers} at a time"
+)
 summaries = runs.sweep([p.config for p in plan + long_plan], workers, threads_per_run, engine=engine)
-long_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
+# the longer runs budget by budget, read back from the store the sweep above filled
+long_summaries = [
+    runs.sweep([p.config for p in at_budget], workers, threads_per_run, engine=engine)
+    for at_budget in long_plans
+]
 table = sweeps.run_table(plan, summaries, fraction=0.2)
-long_table = sweeps.run_table(long_plan, long_summaries, fraction=0.2)
+long_table = sweeps.run_table(long_plan, [s for at_budget in long_summaries for s in at_budget], fraction=0.2)
 failed = runs.failed_runs(table, "model")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
 if len(failed):
@@ -191,7 +204,8 @@ spread
 # a failed gate is in red). `decoder effect` is the final loss of the shallowest decoder model minus that of
 # the deepest, in seed standard deviations; `encoder effect` the same for the encoder, with the 95% interval
 # of a difference of two single runs; `budget stability` compares each effect at `long_steps` updates with
-# its value at `steps`; `N span` is the range of sizes a fitted family covers.
+# its value at `steps` (and at `longest_steps`, where trained, with its value at `long_steps`); `N span` is
+# the range of sizes a fitted family covers.
 
 # %%
 gates = bivariate.scale_gates(table, spread, long_table, seed=seed)
@@ -256,6 +270,19 @@ display(bivariate.held_out_chart(held_out))
 quality[["direction", "test_set", "held_out_runs", "symmetric_r2", "symmetric_max_error"]]
 
 # %% [markdown]
+# ## Eq. 2 on the training loss (App. B)
+#
+# The paper also fits Eq. 2 to the training loss and finds it "almost perfectly fitting". Here the training
+# loss of a run is its training objective (label-smoothed cross-entropy with dropout on, averaged between
+# evaluations) over the same last stretch of training as the test losses.
+
+# %%
+train_table = sweeps.training_loss_table(plan, summaries, final_fraction)
+# only the fits are read here: two bootstrap refits keep the analysis cheap
+training = bivariate.analyse_all(train_table, seed, n_bootstrap=2, workers=workers)
+bivariate.fit_quality(training)[["direction", "fitted_runs", "eq1_r2", "eq2_r2", "eq2_max_dev", "eq2_rmse"]]
+
+# %% [markdown]
 # ## Encoder and decoder exponents (Fig. 5)
 #
 # $p_e$ and $p_d$ per direction and test set with 95% bootstrap intervals; `share_pd_gt_pe` is the share of
@@ -288,24 +315,52 @@ else:
     )
 
 # %% [markdown]
-# ## Twice the budget
+# ## Longer budgets
 #
 # If the models were still limited by their training budget rather than by their size, the differences
 # between them would keep moving as training goes on, and a law fitted at one budget would describe a step
 # count, not the models. The baseline and the shallowest and deepest model of each family (`long_models`) are
-# therefore trained again for `long_steps` updates, each with its own cosine decay to zero on the same data.
-# The gates above compare each family's effect at both budgets; here are the losses, and below the curves
-# against the tokens trained on.
+# therefore trained again for `long_steps` updates (and, where set, `longest_steps`), each with its own
+# cosine decay to zero on the same data. The gates above compare each family's effect from one budget to the
+# next; here are the losses, and below the curves against the tokens trained on.
 
 # %%
-losses_by_budget = bivariate.budget_losses(table, long_table, steps, long_steps, seed)
+losses_by_budget = bivariate.budget_losses(table, long_table, seed)
 display(losses_by_budget)
 print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
 losses_by_budget.groupby(level="steps_trained").agg(lambda s: s.max() - s.min())
 
 # %%
-long_curves = bivariate.budget_curves([plan, long_plan], [summaries, long_summaries], "l10n")
+long_curves = bivariate.budget_curves([plan, *long_plans], [summaries, *long_summaries], "l10n")
 bivariate.budget_chart(long_curves, "l10n")
+
+# %% [markdown]
+# ## One peak learning rate for every depth?
+#
+# Every run above trains at the same peak rate. Porian et al. (2024) found that small models follow a
+# scaling law only when the rate is tuned per size, and Gordon et al. (2021) set it per size too. `lr_sweep`
+# trains the baseline and each family's smallest and largest model at other peak rates (each decaying to zero
+# at its own end, the chapter's budget); the table gives each model's best rate per test set. If the deep
+# encoders' deficit above came from the rate, it would close at their best rate.
+
+# %%
+if lr_sweep:
+    lr_plan = bivariate.learning_rate_plan(params)
+    lr_summaries = runs.sweep([p.config for p in lr_plan], workers, threads_per_run, engine=engine)
+    lr_table = bivariate.learning_rate_table(lr_plan, lr_summaries)
+    display(bivariate.learning_rate_chart(lr_table))
+    best = bivariate.best_rates(lr_table)
+    display(best)
+    # the deepest encoder's deficit behind the shallowest, each at its best rate, for the discussion below
+    shallow, deep = (
+        f"{e}L-{baseline_layers[1]}L" for e in (min(long_models["encoder"]), max(long_models["encoder"]))
+    )
+    deficit = best["loss"].loc[deep] - best["loss"].loc[shallow]
+else:
+    print("lr_sweep is empty at this scale: no peak-rate sweep")
+    deficit = pd.Series([np.nan])
+glue("encoder_deficit_best_min", float(deficit.min()), display=False)
+glue("encoder_deficit_best_max", float(deficit.max()), display=False)
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)
@@ -324,9 +379,10 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 # - **The decoder scales; the encoder does not yet.** Adding decoder layers lowers the loss on every test set
 #   by far more than the noise, and the effect holds when the budget doubles on `l10n` and `ding`. Adding
 #   encoder layers makes the loss worse at 4,000 updates, and most of that penalty is gone at 8,000 (the
-#   budget rows of the gates table): at one peak learning rate (2e-3) for every depth, deep encoders are
-#   slower to train, not worse. Porian et al. (2024) found per-size learning rates decide whether small models
-#   follow a law; issue 47 sweeps the peak rate at each family's smallest and largest model.
+#   budget rows of the gates table): deep encoders are slower to train, not worse. The peak rate is not the
+#   cause: at each model's best rate (the sweep above) the 6-layer encoder still ends
+#   {glue:text}`encoder_deficit_best_min:.3f` to {glue:text}`encoder_deficit_best_max:.3f` nats behind the
+#   1-layer one.
 # - **Too narrow a range of sizes.** Depth at a fixed width spans only {glue:text}`encoder_span:.1f`x
 #   (encoder) and {glue:text}`decoder_span:.1f`x (decoder) in N; the paper's laws span 1.5-2 decades. A
 #   four-parameter law on five to nine runs over that range is not pinned down: $p_e$ sits on its bound 0,
@@ -336,8 +392,8 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   {glue:text}`budget_decoder_story:+.0%` from 4,000 to 8,000 updates: the fiction test set, far from the
 #   software strings that dominate training, keeps profiting from more data.
 #
-# What comes next: per-size peak learning rates (the sweep is training), then depth families over a decade
-# of N (narrower widths at the bottom, deeper decoders at the top) at a budget where both families are stable.
+# What comes next: the budget at which both families are stable (four times today's is training), then depth
+# families over a decade of N (narrower widths at the bottom, deeper decoders at the top) at that budget.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts
@@ -346,7 +402,7 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 # row names; the scorecard at the front of the book counts these rows.
 
 # %%
-claims.show(bivariate.claims(analyses, spread))
+claims.show(bivariate.claims(analyses, spread, training))
 
 
 # %% [markdown]

@@ -191,7 +191,7 @@ def test_claims_grade_a_perfect_neutral_cohort():
     coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=5)
     fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
     empty = pd.DataFrame(columns=["p", "gap", "z"])
-    found = multilingual.claims(
+    claims_inputs = (
         multilingual.flatness(coefficients),
         multilingual.joint_vs_per_weight(joints, n0=N0),
         fractions,
@@ -202,12 +202,22 @@ def test_claims_grade_a_perfect_neutral_cohort():
         multilingual.chrf_loss_correlation(table),
         multilingual.three_pair_predictions(table, fits),
     )
+    found = multilingual.claims(*claims_inputs)
     verdicts = pd.Series({c.claim: c.verdict for c in found})
     assert verdicts.filter(like="Eq. 7").item() == "reproduced"
     assert verdicts.filter(like="close to p").item() == "reproduced"
     assert verdicts.filter(like="chrF").item() == "reproduced"  # chrF = 60 - 5 loss
     assert (verdicts.filter(like="held out") == "reproduced").all()
     assert verdicts.filter(like="three-pair").item() == "not testable at this scale"
+    # the same claims when the data leave L_inf free at one weight of every group: flatness is untestable
+    assert (multilingual.flatness(coefficients)["undetermined"] == 0).all(), "the exact laws pin all down"
+    free = coefficients.copy()
+    first_weight = free["weight"] == free["weight"].min()
+    free.loc[first_weight & (free["parameter"] == "L_inf"), "undetermined"] = "flat profile: ..."
+    again = multilingual.claims(multilingual.flatness(free), *claims_inputs[1:])
+    flatness_claim = next(c for c in again if c.claim.startswith("Eq. 6 per weight"))
+    assert flatness_claim.verdict == "not testable at this scale"
+    assert "leave alpha or L_inf free" in flatness_claim.reason
 
 
 def test_failed_runs_keep_their_rows_with_the_reason():

@@ -73,10 +73,14 @@ class Uncertainty:
         return frame
 
 
+# Fernandes et al. footnote 5: the losses perturbed by 1%.
+PERTURBATION_SIGMA = 0.01
+
+
 def perturbation(
     fit: Fit,
     n_samples: int = 100,
-    relative_sigma: float = 0.01,
+    relative_sigma: float = PERTURBATION_SIGMA,
     seed: int = 0,
     starts: np.ndarray | None = None,
 ) -> Uncertainty:

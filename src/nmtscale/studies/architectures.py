@@ -52,6 +52,7 @@ from nmtscale.studies.claims import (
     NOT_TESTABLE,
     REPRODUCED,
     Claim,
+    by_count,
     by_differences,
     graded,
     untestable,
@@ -724,25 +725,100 @@ def _bilingual_claims(
         measured = f"loss({worse}) - loss({better}): {sizes_text}"
         return graded(claim, paper, measured, by_differences(diffs, noise.nats), rule, noise.text)
 
-    def deep_vs_wide(which: Sequence[int]) -> Claim:
-        """One verdict over every architecture trained both ways, at every size both were trained."""
-        claim = "LM + Deep is ahead of LM + Wide"
-        paper = "LM + Deep outperforms LM + Wide: how parameters are added matters (Fig. 2)"
-        rule = "loss(Wide) - loss(Deep) above the noise for every architecture and size"
-        diffs = wide_minus_deep(table.drop(columns="group", errors="ignore"))
-        if not diffs.empty:
-            diffs = diffs[diffs.index.get_level_values("size").isin(which)]
-        if diffs.empty:
+    wide_deep = wide_minus_deep(table.drop(columns="group", errors="ignore"))
+
+    def deep_vs_wide() -> Claim:
+        """Zhang: with fewer parameters, LM + Deep beats LM + Wide; judged at the smallest size."""
+        claim = "LM + Deep is ahead of LM + Wide at the smallest size"
+        paper = "LM + Deep outperforms LM + Wide when there are fewer parameters (Sec. 5.1, Fig. 2)"
+        rule = f"loss(Wide) - loss(Deep) above the noise for every architecture at size {small}"
+        if wide_deep.empty:
             return untestable(
                 claim, paper, "no architecture trained both ways", rule, "not run at this scale"
             )
-        texts = sorted(
-            f"{ARCH_NAMES[arch_name]}: "
-            + ", ".join(f"size {size}: {d:+.3f}" for (_, size), d in per_arch.items())
-            for arch_name, per_arch in diffs.groupby(level="arch")
+        at_small = wide_deep[wide_deep.index.get_level_values("size") == small]
+        measured = "loss(Wide) - loss(Deep): " + "; ".join(
+            f"{ARCH_NAMES[arch_name]}: " + ", ".join(f"size {size}: {d:+.3f}" for (_, size), d in per.items())
+            for arch_name, per in wide_deep.groupby(level="arch")
         )
-        measured = "loss(Wide) - loss(Deep): " + "; ".join(texts)
-        return graded(claim, paper, measured, by_differences(list(diffs), noise.nats), rule, noise.text)
+        return graded(claim, paper, measured, by_differences(list(at_small), noise.nats), rule, noise.text)
+
+    def deep_wide_gap_disappears() -> Claim:
+        """Zhang: "the difference between LM + Deep and LM + Wide almost disappears at the end"."""
+        claim = "The Deep-Wide gap almost disappears at the largest size"
+        paper = "the difference between LM + Deep and LM + Wide almost disappears at the end (Sec. 5.1)"
+        rule = (
+            f"for every architecture where Deep leads Wide at size {small} by more than the noise: at size "
+            f"{large} the gap within the noise, or smaller than at size {small} by more than the change noise"
+        )
+        if wide_deep.empty:
+            return untestable(
+                claim, paper, "no architecture trained both ways", rule, "not run at this scale"
+            )
+        gaps = wide_deep.unstack("size")
+        led = gaps[gaps[small] > noise.nats] if small in gaps and large in gaps else gaps.iloc[:0]
+        measured = "; ".join(
+            f"{ARCH_NAMES[arch_name]}: {row[small]:+.3f} -> {row[large]:+.3f}"
+            for arch_name, row in gaps.iterrows()
+            if small in row and large in row
+        )
+        if led.empty:
+            reason = f"Deep leads Wide by more than {noise.nats:.3f} nats at size {small} in no architecture"
+            return untestable(claim, paper, measured, rule, reason, noise.text)
+        closed = (led[large].abs() <= noise.nats) | (led[small] - led[large] > change_noise.nats)
+        return graded(
+            claim,
+            paper,
+            measured,
+            by_count(int(closed.sum()), len(led)),
+            rule,
+            f"differences {noise.text}; changes {change_noise.text}",
+        )
+
+    def ordering_at_largest() -> Claim:
+        """Zhang: "PrefixLM and EncDec converge to a similar quality bands followed by CausalLM + TgtOnly
+        while CausalLM still retains a clear gap against the others"."""
+        claim = "At the largest size: EncDec ~ PrefixLM, then CausalLM + TgtOnly, then CausalLM"
+        paper = (
+            "PrefixLM and EncDec converge to similar quality bands followed by CausalLM + TgtOnly while "
+            "CausalLM retains a clear gap (Sec. 5.1, Fig. 2)"
+        )
+        order = [ENCDEC, PREFIX_DEEP, TGTONLY_DEEP, CAUSAL_DEEP]
+        rule = (
+            f"at size {large}: |PrefixLM - EncDec| within the noise; CausalLM + TgtOnly behind both and "
+            "CausalLM behind CausalLM + TgtOnly, each by more than the noise"
+        )
+        if any(v not in variants | {ENCDEC} for v in order):
+            return untestable(claim, paper, "not every variant was run", rule, "not run at this scale")
+        loss = {v: means[(v, large)] for v in order}
+        measured = f"size {large}: " + ", ".join(f"{v} {loss[v]:.3f}" for v in order)
+        holds = [
+            abs(loss[PREFIX_DEEP] - loss[ENCDEC]) <= noise.nats,
+            loss[TGTONLY_DEEP] - max(loss[PREFIX_DEEP], loss[ENCDEC]) > noise.nats,
+            loss[CAUSAL_DEEP] - loss[TGTONLY_DEEP] > noise.nats,
+        ]
+        return graded(claim, paper, measured, by_count(sum(holds), len(holds)), rule, noise.text)
+
+    def tgtonly_vs_causal() -> Claim:
+        """Zhang: the source-side LM loss brings CausalLM no significant gain; TgtOnly is one of the inductive
+        biases that help "when there are fewer parameters"."""
+        claim = "Dropping the source LM loss helps CausalLM at small sizes (TgtOnly ahead)"
+        paper = (
+            "the source-side LM objective brings no significant gain; TgtOnly helps small models (Sec. 5.1)"
+        )
+        rule = (
+            f"loss(CausalLM) - loss(CausalLM + TgtOnly) above the noise at size {small} and not below minus "
+            "the noise at any size"
+        )
+        if TGTONLY_DEEP not in variants or CAUSAL_DEEP not in variants:
+            return untestable(claim, paper, "TgtOnly or CausalLM not run", rule, "not run at this scale")
+        diffs = [means[(CAUSAL_DEEP, s)] - means[(TGTONLY_DEEP, s)] for s in sizes]
+        measured = "loss(CausalLM) - loss(CausalLM + TgtOnly): " + ", ".join(
+            f"size {s}: {d:+.3f}" for s, d in zip(sizes, diffs, strict=True)
+        )
+        contrary = min(diffs) < -noise.nats
+        verdict = (NOT_REPRODUCED, "") if contrary else by_differences([diffs[0]], noise.nats)
+        return graded(claim, paper, measured, verdict, rule, noise.text)
 
     if PREFIX_DEEP in variants:
         gap = [gap_at[(PREFIX_DEEP, s)] for s in sizes]
@@ -764,21 +840,18 @@ def _bilingual_claims(
             CAUSAL_DEEP,
             sizes,
         ),
+        # causal masking alone: both without a source-side loss, so only the mask differs
         compare(
-            "CausalLM is behind PrefixLM",
+            "CausalLM + TgtOnly is behind PrefixLM (causal masking alone)",
             "full visibility of the source (PrefixLM) beats causal masking (Fig. 2)",
             PREFIX_DEEP,
-            CAUSAL_DEEP,
-            sizes,
-        ),
-        compare(
-            "The source LM loss hurts CausalLM (TgtOnly ahead)",
-            "training LMs without the source-side loss (TgtOnly) helps (Fig. 2)",
             TGTONLY_DEEP,
-            CAUSAL_DEEP,
             sizes,
         ),
-        deep_vs_wide(sizes),
+        tgtonly_vs_causal(),
+        deep_vs_wide(),
+        deep_wide_gap_disappears(),
+        ordering_at_largest(),
         compare(
             "TopOnly is ahead at small sizes",
             "topmost-layer source encodings (TopOnly) help when there are fewer parameters (Fig. 2)",

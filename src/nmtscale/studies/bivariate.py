@@ -9,7 +9,11 @@ functions turn a list of analyses into the chapter's tables and chart data.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import itertools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +38,7 @@ from nmtscale.studies.claims import (
     ScaleStatement,
     by_count,
     graded,
+    untestable,
 )
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
@@ -101,10 +106,10 @@ def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     ]
 
 
-def long_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+def long_plan(params: Mapping[str, Any], steps: int | None = None) -> list[sweeps.PlannedRun]:
     """Chapter 1's longer-training check: En->De baseline and ``params["long_models"]`` extremes trained for
-    ``params["long_steps"]`` updates, evaluated as often as the short runs."""
-    steps = params["long_steps"]
+    `steps` updates (default ``params["long_steps"]``), evaluated as often as the short runs."""
+    steps = params["long_steps"] if steps is None else steps
     interval = steps // params["eval_points"]
     base = override(
         base_config(params),
@@ -116,24 +121,34 @@ def long_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     )
 
 
-def learning_rate_plan(params: Mapping[str, Any], lrs: Sequence[float]) -> list[sweeps.PlannedRun]:
-    """Issue 47's peak-rate sweep: the En->De baseline and the ``params["long_models"]`` extremes of each
-    family (the smallest and largest model) trained at every rate of `lrs`, each with its own decay to zero
-    at ``params["steps"]``. A rate equal to ``params["lr"]`` plans the chapter's own runs (same run ids)."""
-    if not lrs or any(not lr > 0 for lr in lrs):
-        raise ValueError(f"lrs must be positive peak learning rates, not {list(lrs)}")
-    models = params["long_models"]
-    return [
-        run
-        for lr in lrs
-        for run in sweeps.depth_scaling_plan(
-            override(base_config(params), {"train.lr": lr}),
-            "en-de",
-            params["baseline_layers"],
-            models["encoder"],
-            models["decoder"],
+MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
+
+
+def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Issue 47's peak-rate sweep, ``params["lr_sweep"]``: En->De models named as in the paper ("2L-6L": a
+    2-layer encoder, a 6-layer decoder), each trained at the chapter's own rate ``params["lr"]`` (its runs,
+    same ids) and at every rate listed for it, each run decaying to zero at ``params["steps"]``; a rate listed
+    twice is trained with a second seed. `approach` says which family the model extends from the baseline."""
+    planned = []
+    for label, rates in params["lr_sweep"].items():
+        match = MODEL_LABEL.fullmatch(str(label))
+        if match is None:
+            raise ValueError(f"lr_sweep: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
+        if any(not isinstance(r, int | float) or not r > 0 for r in rates):
+            raise ValueError(f"lr_sweep: {label}: the rates must be positive numbers, not {list(rates)}")
+        enc, dec = (int(group) for group in match.groups())
+        enc_bar, dec_bar = params["baseline_layers"]
+        approach = (
+            "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
         )
-    ]
+        times_seen: collections.Counter = collections.Counter()
+        for rate in [params["lr"], *rates]:
+            seed = params["seed"] + times_seen[rate]
+            times_seen[rate] += 1
+            base = override(base_config(params), {"train.lr": rate, "train.seed": seed})
+            (run,) = sweeps.depth_scaling_plan(base, "en-de", [enc, dec])
+            planned.append(dataclasses.replace(run, approach=approach))
+    return planned
 
 
 def learning_rate_table(plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
@@ -672,17 +687,13 @@ def allocation_chart(alloc: pd.DataFrame, symmetric_fraction: float) -> alt.HCon
     )
 
 
-def budget_losses(
-    table: pd.DataFrame, long_table: pd.DataFrame, steps: int, long_steps: int, seed: int
-) -> pd.DataFrame:
-    """The final losses of the models trained at both budgets: one row per (steps_trained, model) and
-    a column per test set, En->De, first seed."""
+def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The final losses of the models trained at every budget (`table` at the chapter's, `long_table` at one
+    or more longer ones): one row per (steps_trained, model) and a column per test set, En->De, first seed."""
     short = table[
         (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])
     ]
-    both = pd.concat(
-        [short.assign(steps_trained=steps), long_table.assign(steps_trained=long_steps)], ignore_index=True
-    )
+    both = pd.concat([short, long_table], ignore_index=True).rename(columns={"steps": "steps_trained"})
     columns = [t for t in TEST_SETS if t in set(both["test_set"])]
     return both.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[columns]
 
@@ -700,6 +711,33 @@ def budget_chart(curves: pd.DataFrame, test_set: str) -> alt.Chart:
             tooltip=["model", "budget", "step", alt.Tooltip("loss:Q", format=".4f")],
         )
         .properties(width=520, height=300)
+    )
+
+
+def best_rates(table: pd.DataFrame) -> pd.DataFrame:
+    """Each model's best peak rate per test set in a `learning_rate_table` (the mean over seeds at each rate):
+    one row per model, columns (loss, test set) and (lr, test set)."""
+    means = table.groupby(["model", "test_set", "lr"], as_index=False)["loss"].mean()
+    best = means.loc[means.groupby(["model", "test_set"])["loss"].idxmin()]
+    return best.pivot_table(index="model", columns="test_set", values=["loss", "lr"])
+
+
+def learning_rate_chart(table: pd.DataFrame) -> alt.FacetChart:
+    """`learning_rate_table` as final loss against peak rate, one line per model (the mean over its seeds,
+    each seed a point), one panel per test set."""
+    base = alt.Chart(table).encode(
+        x=alt.X("lr:Q", scale=alt.Scale(type="log"), title="peak learning rate"),
+        y=alt.Y("loss:Q", scale=alt.Scale(zero=False), title="final test loss (nats)"),
+        color=alt.Color("model:N"),
+    )
+    points = base.mark_point(filled=True).encode(
+        tooltip=["model", "seed", alt.Tooltip("lr:Q", format=".0e"), alt.Tooltip("loss:Q", format=".4f")]
+    )
+    return (
+        alt.layer(base.mark_line().encode(y="mean(loss):Q"), points)
+        .properties(width=190, height=200)
+        .facet(column=alt.Column("test_set:N", title=None))
+        .resolve_scale(y="independent")
     )
 
 
@@ -771,16 +809,21 @@ def scale_gates(
     min_span: float = 8.0,
 ) -> list[Gate]:
     """The conditions under which chapter 1's verdicts mean something, measured on its runs (`table`, from
-    `sweeps.run_table`), its seed spread and, when given, the same runs at a longer budget (`long_table`):
+    `sweeps.run_table`), its seed spread and, when given, the same runs at longer budgets (`long_table`):
 
     - the decoder effect (`family_effect`) at least `min_effect` seed standard deviations on every test set;
     - the encoder effect outside its 95% interval around zero (two single runs: +-1.96 sqrt(2) seed std);
     - N spanning at least `min_span` in each fitted family, and at least 3 models with 3 or more seeds;
     - no run data-limited: its last held-out loss within one seed std of its lowest (`above_minimum`);
-    - budget stability: each family's effect at the longer budget within `max_budget_change` of it here;
+    - budget stability: each family's effect at each budget within `max_budget_change` of it at the budget
+      before (the chapter's, then each of `long_table`'s in turn);
     - the last-20% slope, reported: under a cosine schedule the anneal lowers it, so it is no flatness test.
     """
     rows = table[table["direction"] == direction]
+    # each budget's runs, shortest first: the chapter's, then every budget in `long_table`
+    budgets = [(rows, int(rows["steps"].max()))]
+    if long_table is not None:
+        budgets += [(group, int(b)) for b, group in long_table.groupby("steps")]
     gates = []
     for test_set in [t for t in TEST_SETS if t in set(rows["test_set"])]:
         std = seed_std(spread, direction, test_set) or math.nan  # no repeated seeds: no noise to judge by
@@ -806,25 +849,27 @@ def scale_gates(
                 f"{encoder + half:.3f}]",
             )
         )
-        if long_table is not None:
+        for (shorter, b), (longer, b_long) in itertools.pairwise(budgets):
             for approach in ("decoder", "encoder"):
-                longer = family_effect(long_table, direction, approach, test_set, seed)
-                here = family_effect(rows, direction, approach, test_set, seed)
-                name = f"budget stability, {approach} effect {direction} {test_set} (relative change)"
-                if math.isnan(longer):
+                before = family_effect(shorter, direction, approach, test_set, seed)
+                after = family_effect(longer, direction, approach, test_set, seed)
+                name = (
+                    f"budget stability {b:,}->{b_long:,}, {approach} effect {direction} {test_set} "
+                    "(relative change)"
+                )
+                if math.isnan(after):
                     gates.append(
                         Gate(name, math.nan, "", None, "the family's extremes are not both trained longer")
                     )
                     continue
-                change = longer / here - 1
+                change = after / before - 1
                 gates.append(
                     Gate(
                         name,
                         change,
                         f"within +-{max_budget_change:.0%}",
                         bool(abs(change) <= max_budget_change),
-                        f"{here:.3f} nats at {int(rows['steps'].max())} updates, {longer:.3f} at "
-                        f"{int(long_table['steps'].max())}",
+                        f"{before:.3f} nats at {b:,} updates, {after:.3f} at {b_long:,}",
                     )
                 )
     for approach in ("encoder", "decoder"):
@@ -878,7 +923,7 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
     """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
     drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
     family's N span, the models with >= 3 seeds, and per family and test set the effect's relative change
-    when the budget doubles (`budget_<family>_<test set>`, NaN where not trained longer)."""
+    when the chapter's budget first grows (`budget_<family>_<test set>`, NaN where not trained longer)."""
 
     def measured(prefix: str) -> list[float]:
         return [g.measured for g in gates if g.gate.startswith(prefix)]
@@ -892,18 +937,36 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
         "decoder_span": measured("N span, en-de decoder")[0],
         "models_with_3_seeds": measured("models with >= 3 seeds")[0],
     }
-    for g in gates:
-        for approach in ("decoder", "encoder"):
-            if g.gate.startswith(f"budget stability, {approach} effect"):
-                test_set = g.gate.split(" (")[0].split()[-1]
-                numbers[f"budget_{approach}_{test_set}"] = g.measured
+    for g in gates:  # the first budget stability gate of each family and test set: the first doubling
+        if g.gate.startswith("budget stability"):
+            approach, *_, test_set = g.gate.split(", ")[1].split(" (")[0].split()
+            numbers.setdefault(f"budget_{approach}_{test_set}", g.measured)
     return {name: float(value) for name, value in numbers.items()}
 
 
-def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
+def training_claim(training: Sequence[Analysis]) -> Claim:
+    """Ghorbani App. B: Eq. 2 fits the training loss as well ("almost perfectly"), judged by the bar of the
+    test sets' fits."""
+    claim = "Eq. 2 fits the training loss too (App. B, Fig. 12)"
+    paper = "the scaling law is almost perfectly fitting the training loss"
+    rule = "reproduced if Eq. 2's R^2 >= 99% on the training loss of every direction, partly if of some"
+    if not training:
+        return untestable(claim, paper, "no training losses", rule, "no runs logged a training objective")
+    quality = fit_quality(training)
+    measured = "; ".join(
+        f"{row.direction}: R^2 {row.eq2_r2:.1f}% (Eq. 1: {row.eq1_r2:.1f}%), max dev {row.eq2_max_dev:.3f}"
+        for row in quality.itertuples()
+    )
+    return graded(claim, paper, measured, by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)), rule)
+
+
+def claims(
+    analyses: Sequence[Analysis], spread: pd.DataFrame, training: Sequence[Analysis] = ()
+) -> list[Claim]:
     """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
 
     `spread` is `sweeps.seed_spread` of the run table the analyses came from; its mean std is the noise.
+    `training`: the analyses of the training loss (`sweeps.training_loss_table`), one per direction.
     """
     quality = fit_quality(analyses)
     exps = exponents(analyses, spread)
@@ -951,6 +1014,7 @@ def claims(analyses: Sequence[Analysis], spread: pd.DataFrame) -> list[Claim]:
             by_count(int((quality["eq2_r2"] >= 99).sum()), n_groups),
             "reproduced if R^2 >= 99% on every test set, partly if on some",
         ),
+        training_claim(training),
         graded(
             "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
             "R^2 = 99.8% (En->De web domain)",

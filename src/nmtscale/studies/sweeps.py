@@ -184,6 +184,29 @@ def run_table(
     return pd.DataFrame(rows)
 
 
+TRAIN = "train"  # the test_set name of the training loss in `training_loss_table`
+
+
+def training_loss_table(
+    plan: Sequence[PlannedRun], summaries: Sequence[RunSummary], final_fraction: float = 0.1
+) -> pd.DataFrame:
+    """`run_table`'s columns with one row per run for the training loss (Ghorbani App. B): test_set `TRAIN`,
+    loss the median of the training objective (label-smoothed, with dropout, each the mean since the
+    evaluation before) over the evaluations in the last `final_fraction` of training, as the test sets' final
+    losses are taken; slope and above_minimum are not measured (NaN)."""
+    table = run_table(plan, summaries).drop_duplicates("run_id").reset_index(drop=True)
+    objective = {}
+    for summary in summaries:
+        start = summary.steps * (1 - final_fraction)
+        values = [
+            p["train_objective"] for p in summary.curves if p["step"] >= start and "train_objective" in p
+        ]
+        objective[summary.run_id] = float(np.median(values)) if values and summary.finished else math.nan
+    return table.assign(
+        test_set=TRAIN, loss=table["run_id"].map(objective), slope=math.nan, above_minimum=math.nan
+    )
+
+
 def seed_spread(table: pd.DataFrame) -> pd.DataFrame:
     """Seed-to-seed variability of the final loss, as Ghorbani Table 4: per direction and test set, over the
     repeated models, the standard deviation over the seeds of one model (the mean over the models) and the

@@ -215,60 +215,16 @@ corrections.sort_values(["cohort", "direction", "test_set", "size"])
 y = "loss_corrected"
 coefficients, per_weight_curves = multilingual.per_weight_fits(pairs, y, n0, n_perturbations, seed, workers)
 points = pairs.assign(y=pairs[y])
-
-
-def per_weight_chart(cohort, test_set):
-    rows = []
-    for direction in pairs[pairs["cohort"] == cohort]["direction"].unique():
-        pts = points[
-            (points["cohort"] == cohort)
-            & (points["direction"] == direction)
-            & (points["test_set"] == test_set)
-        ]
-        fit = per_weight_curves[
-            (per_weight_curves["cohort"] == cohort)
-            & (per_weight_curves["direction"] == direction)
-            & (per_weight_curves["test_set"] == test_set)
-        ]
-        rows.append(
-            charts.scaling_chart(
-                pts.assign(weight=pts["weight"].astype(str)),
-                x="N",
-                y="y",
-                series="weight",
-                fit=fit.assign(weight=fit["weight"].astype(str)),
-                tooltip=["size", "p"],
-                title=f"{direction} ({cohort}), {test_set}",
-                x_title="non-embedding parameters N",
-                y_title="test loss (nats)",
-                width=260,
-                height=220,
-            )
-        )
-    return alt.hconcat(*rows)
-
-
-alt.vconcat(*[per_weight_chart(c, "l10n") for c in pairs["cohort"].unique()])
+alt.vconcat(
+    *[multilingual.per_weight_chart(points, per_weight_curves, c, "l10n") for c in pairs["cohort"].unique()]
+)
 
 # %% [markdown]
 # The coefficients against the weight (Fig. 4), with $\pm 1$ perturbation standard deviation, on both test
 # sets. The paper finds $\alpha$ and $L_\infty$ flat and $\beta$ falling as the weight grows.
 
 # %%
-coef_plot = coefficients.assign(
-    lower=coefficients["estimate"] - coefficients["std_error"],
-    upper=coefficients["estimate"] + coefficients["std_error"],
-    group=coefficients["direction"] + " (" + coefficients["cohort"] + ")",
-)
-base_coef = alt.Chart(coef_plot).encode(
-    x=alt.X("weight:Q", title="own weight"), color=alt.Color("group:N", title="direction (cohort)")
-)
-alt.layer(
-    base_coef.mark_line(point=True).encode(y=alt.Y("estimate:Q", title=None)),
-    base_coef.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
-).properties(width=220, height=180).facet(
-    row=alt.Row("parameter:N"), column=alt.Column("test_set:N")
-).resolve_scale(y="independent")
+multilingual.coefficients_chart(coefficients)
 
 # %%
 flat = multilingual.flatness(coefficients)
@@ -298,43 +254,21 @@ joint_lines = multilingual.joint_curves(joints)
 comparison = multilingual.joint_vs_per_weight(joints, n0)
 comparison.round(3)
 
+# %%
+alt.vconcat(
+    *[
+        multilingual.joint_chart(joints, joint_lines, c, "l10n", reducible=True)
+        for c in pairs["cohort"].unique()
+    ]
+)
 
 # %%
-def joint_chart(cohort, test_set, reducible):
-    rows = []
-    for joint in [j for j in joints if j.cohort == cohort and j.test_set == test_set]:
-        pts = joint.points.assign(weight=joint.points["weight"].astype(str))
-        lines = joint_lines[
-            (joint_lines["cohort"] == cohort)
-            & (joint_lines["direction"] == joint.direction)
-            & (joint_lines["test_set"] == test_set)
-        ].assign(weight=lambda f: f["weight"].astype(str))
-        column = "y"
-        if reducible:
-            pts = pts.assign(reducible=pts["y"] - joint.fit.params["L_inf"])
-            pts = pts[pts["reducible"] > 0]
-            column = "reducible"
-        rows.append(
-            charts.scaling_chart(
-                pts,
-                x="N",
-                y=column,
-                series="weight",
-                fit=lines,
-                title=f"{joint.direction} ({cohort}), {test_set}: Eq. 7, R² {joint.fit.diagnostics.r2:.1f}%",
-                x_title="non-embedding parameters N",
-                y_title="L - L∞ (nats)" if reducible else "test loss (nats)",
-                width=260,
-                height=220,
-            )
-        )
-    return alt.hconcat(*rows)
-
-
-alt.vconcat(*[joint_chart(c, "l10n", reducible=True) for c in pairs["cohort"].unique()])
-
-# %%
-alt.vconcat(*[joint_chart(c, "story", reducible=False) for c in pairs["cohort"].unique()])
+alt.vconcat(
+    *[
+        multilingual.joint_chart(joints, joint_lines, c, "story", reducible=False)
+        for c in pairs["cohort"].unique()
+    ]
+)
 
 # %% [markdown]
 # ## Effective parameter fraction $f_i(p)$ (Eq. 10, Fig. 6)
@@ -349,30 +283,17 @@ fractions = multilingual.effective_fractions(joints)
 fractions["label"] = fractions["direction"] + " (" + fractions["cohort"] + ")"
 
 
-def fraction_panel(frame, color, title):
-    diagonal = alt.Chart(pd.DataFrame({"p": [0, 1], "f": [0, 1]})).mark_line(strokeDash=[2, 2], color="gray")
-    base_f = alt.Chart(frame).encode(x=alt.X("p:Q", title="own weight p"), color=alt.Color(f"{color}:N"))
-    return alt.layer(
-        diagonal.encode(x="p:Q", y="f:Q"),
-        base_f.mark_line(point=True).encode(
-            y=alt.Y("f:Q", title="effective fraction f(p)"),
-            tooltip=["label", "test_set", "p", alt.Tooltip("f:Q", format=".3f")],
-        ),
-        base_f.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
-    ).properties(title=title, width=230, height=220)
-
-
 en_xx = fractions[fractions["cohort"].str.startswith("en-")]
 xx_en = fractions[fractions["cohort"].str.endswith("-en")]
 first_pair = fractions[fractions["cohort"] == first_cohort]
 alt.hconcat(
-    fraction_panel(
+    multilingual.fraction_chart(
         first_pair.assign(series=first_pair["direction"] + " " + first_pair["test_set"]),
         "series",
         f"{first_cohort}: l10n vs story",
     ),
-    fraction_panel(en_xx[en_xx["test_set"] == "l10n"], "label", "En->XX cohorts (l10n)"),
-    fraction_panel(fractions[fractions["test_set"] == "l10n"], "label", "all cohorts (l10n)"),
+    multilingual.fraction_chart(en_xx[en_xx["test_set"] == "l10n"], "label", "En->XX cohorts (l10n)"),
+    multilingual.fraction_chart(fractions[fractions["test_set"] == "l10n"], "label", "all cohorts (l10n)"),
 )
 
 # %% [markdown]
@@ -427,54 +348,15 @@ held_out.round(4)
 predicted_frontier, measured_frontier = multilingual.frontiers(weighted, pairs, y)
 
 
-def frontier_chart(cohort, test_set, form):
-    pred = predicted_frontier[
-        (predicted_frontier["cohort"] == cohort)
-        & (predicted_frontier["test_set"] == test_set)
-        & (predicted_frontier["form"] == form)
-    ]
-    meas = measured_frontier[
-        (measured_frontier["cohort"] == cohort) & (measured_frontier["test_set"] == test_set)
-    ]
-    if pred.empty:
-        return None
-    meas = meas.assign(held_out=~meas["p"].round(6).isin(np.round(fit_weights, 6)))
-    first, second = pairs[pairs["cohort"] == cohort][["first", "second"]].iloc[0]
-    order = alt.Order("p:Q")
-    lines = (
-        alt.Chart(pred)
-        .mark_line(strokeDash=[5, 3])
-        .encode(
-            x=alt.X("first:Q", scale=alt.Scale(zero=False), title=f"{first} loss"),
-            y=alt.Y("second:Q", scale=alt.Scale(zero=False), title=f"{second} loss"),
-            color=alt.Color("size:N", sort=list(pred.sort_values("N")["size"].unique())),
-            order=order,
-        )
-    )
-    dots = (
-        alt.Chart(meas)
-        .mark_point(filled=True, size=60)
-        .encode(
-            x="first:Q",
-            y="second:Q",
-            color="size:N",
-            shape=alt.Shape("held_out:N", title="held out"),
-            tooltip=[
-                "size",
-                "p",
-                alt.Tooltip("first:Q", format=".3f"),
-                alt.Tooltip("second:Q", format=".3f"),
-            ],
-        )
-    )
-    return alt.layer(lines, dots).properties(
-        title=f"{cohort} {test_set}, f_hat {form}", width=260, height=240
-    )
-
-
 frontier_rows = []
 for cohort in cohort_names:
-    panels = [frontier_chart(cohort, t, form) for t in test_sets for form in multilingual.F_HAT_FORMS]
+    panels = [
+        multilingual.frontier_chart(
+            predicted_frontier, measured_frontier, pairs, fit_weights, cohort, t, form
+        )
+        for t in test_sets
+        for form in multilingual.F_HAT_FORMS
+    ]
     panels = [p for p in panels if p is not None]
     if panels:
         frontier_rows.append(alt.hconcat(*panels))

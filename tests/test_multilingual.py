@@ -248,3 +248,26 @@ def test_failed_runs_keep_their_rows_with_the_reason():
     assert sorted(table["direction"]) == sorted(mixed.directions)
     assert table["loss"].isna().all() and table["loss_corrected"].isna().all()
     assert (table["reason"] == "diverged at step 7: loss nan").all() and (table["status"] == "failed").all()
+
+
+def test_the_chapter_charts_draw_every_direction_weight_and_form():
+    table = synthetic_table(lambda p: p**0.5)
+    cohort = "en-{de,zh}"
+    coefficients, curves = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
+    points = table.assign(y=table["loss"])
+    panels = multilingual.per_weight_chart(points, curves, cohort, "l10n").to_dict()["hconcat"]
+    assert [p["title"] for p in panels] == [f"en-de ({cohort}), l10n", f"en-zh ({cohort}), l10n"]
+    assert multilingual.coefficients_chart(coefficients).to_dict()["facet"]["row"]["field"] == "parameter"
+    joints = multilingual.joint_fits(table, n0=N0, n_samples=3)
+    lines = multilingual.joint_curves(joints)
+    reducible = multilingual.joint_chart(joints, lines, cohort, "l10n", reducible=True).to_dict()
+    assert len(reducible["hconcat"]) == 2 and "Eq. 7, R²" in reducible["hconcat"][0]["title"]
+    fractions = multilingual.effective_fractions(joints).assign(label="x")
+    assert len(multilingual.fraction_chart(fractions, "label", "t").to_dict()["layer"]) == 3
+    fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
+    predicted, measured = multilingual.frontiers(fits, table)
+    form = multilingual.F_HAT_FORMS[0]
+    chart = multilingual.frontier_chart(predicted, measured, table, [0.1, 0.9, 1.0], cohort, "l10n", form)
+    shapes = chart.to_dict()["layer"][1]["encoding"]["shape"]
+    assert shapes["field"] == "held_out"
+    assert multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "story", form) is None

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
-from nmtscale import laws
+from nmtscale import charts, laws
 from nmtscale.config import RunConfig, config_hash, from_dict, override
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Fit
@@ -928,3 +929,158 @@ def scale(table: pd.DataFrame) -> list[ScaleStatement]:
             f"({tokens_per_param.min():.0f}-{tokens_per_param.max():.0f} per parameter)",
         )
     ]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Charts
+
+
+def _rows_of(frame: pd.DataFrame, **values: Any) -> pd.DataFrame:
+    """The rows of `frame` whose columns equal `values` (cohort=..., test_set=...)."""
+    keep = np.ones(len(frame), bool)
+    for column, value in values.items():
+        keep &= (frame[column] == value).to_numpy()
+    return frame[keep]
+
+
+def per_weight_chart(
+    points: pd.DataFrame, curves: pd.DataFrame, cohort: str, test_set: str
+) -> alt.HConcatChart:
+    """Fig. 2: the measured losses (`points`, column y) of one cohort and test set against N, one series per
+    own weight, with the `per_weight_fits` curves; a panel per direction."""
+    panels = []
+    for direction in _rows_of(points, cohort=cohort)["direction"].unique():
+        key = {"cohort": cohort, "direction": direction, "test_set": test_set}
+        pts, fit = _rows_of(points, **key), _rows_of(curves, **key)
+        panels.append(
+            charts.scaling_chart(
+                pts.assign(weight=pts["weight"].astype(str)),
+                x="N",
+                y="y",
+                series="weight",
+                fit=fit.assign(weight=fit["weight"].astype(str)),
+                tooltip=["size", "p"],
+                title=f"{direction} ({cohort}), {test_set}",
+                x_title="non-embedding parameters N",
+                y_title="test loss (nats)",
+                width=260,
+                height=220,
+            )
+        )
+    return alt.hconcat(*panels)
+
+
+def coefficients_chart(coefficients: pd.DataFrame) -> alt.FacetChart:
+    """Fig. 4: each `per_weight_fits` coefficient against the own weight, +-1 perturbation std, one line per
+    direction and cohort; a row per coefficient, a column per test set."""
+    frame = coefficients.assign(
+        lower=coefficients["estimate"] - coefficients["std_error"],
+        upper=coefficients["estimate"] + coefficients["std_error"],
+        group=coefficients["direction"] + " (" + coefficients["cohort"] + ")",
+    )
+    base = alt.Chart(frame).encode(
+        x=alt.X("weight:Q", title="own weight"), color=alt.Color("group:N", title="direction (cohort)")
+    )
+    return (
+        alt.layer(
+            base.mark_line(point=True).encode(y=alt.Y("estimate:Q", title=None)),
+            base.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
+        )
+        .properties(width=220, height=180)
+        .facet(row=alt.Row("parameter:N"), column=alt.Column("test_set:N"))
+        .resolve_scale(y="independent")
+    )
+
+
+def joint_chart(
+    joints: Sequence[JointFit], lines: pd.DataFrame, cohort: str, test_set: str, reducible: bool
+) -> alt.HConcatChart:
+    """Fig. 3 / 5: each direction's points and its Eq. 7 lines (`joint_curves`), as the loss or, with
+    `reducible`, as L - L_inf on log axes (where the lines of one direction are parallel)."""
+    panels = []
+    for joint in [j for j in joints if j.cohort == cohort and j.test_set == test_set]:
+        pts = joint.points.assign(weight=joint.points["weight"].astype(str))
+        fit = _rows_of(lines, cohort=cohort, direction=joint.direction, test_set=test_set)
+        column = "y"
+        if reducible:
+            pts = pts.assign(reducible=pts["y"] - joint.fit.params["L_inf"])
+            pts, column = pts[pts["reducible"] > 0], "reducible"
+        panels.append(
+            charts.scaling_chart(
+                pts,
+                x="N",
+                y=column,
+                series="weight",
+                fit=fit.assign(weight=fit["weight"].astype(str)),
+                title=f"{joint.direction} ({cohort}), {test_set}: Eq. 7, R² {joint.fit.diagnostics.r2:.1f}%",
+                x_title="non-embedding parameters N",
+                y_title="L - L∞ (nats)" if reducible else "test loss (nats)",
+                width=260,
+                height=220,
+            )
+        )
+    return alt.hconcat(*panels)
+
+
+def fraction_chart(frame: pd.DataFrame, color: str, title: str) -> alt.LayerChart:
+    """Fig. 6: effective fractions f(p) (`effective_fractions` rows with a `label`) against the own weight,
+    one line per `color` value, with their intervals and the diagonal f = p."""
+    diagonal = alt.Chart(pd.DataFrame({"p": [0, 1], "f": [0, 1]})).mark_line(strokeDash=[2, 2], color="gray")
+    base = alt.Chart(frame).encode(x=alt.X("p:Q", title="own weight p"), color=alt.Color(f"{color}:N"))
+    return alt.layer(
+        diagonal.encode(x="p:Q", y="f:Q"),
+        base.mark_line(point=True).encode(
+            y=alt.Y("f:Q", title="effective fraction f(p)"),
+            tooltip=["label", "test_set", "p", alt.Tooltip("f:Q", format=".3f")],
+        ),
+        base.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
+    ).properties(title=title, width=230, height=220)
+
+
+def frontier_chart(
+    predicted: pd.DataFrame,
+    measured: pd.DataFrame,
+    pairs: pd.DataFrame,
+    fit_weights: Sequence[float],
+    cohort: str,
+    test_set: str,
+    form: str,
+) -> alt.LayerChart | None:
+    """Fig. 7: the trade-off frontier one f_hat `form` predicts for a cohort and test set (dashed, one line
+    per model size, from `frontiers`) and the measured points, marked held out where their weight is not in
+    `fit_weights`; None where nothing was predicted."""
+    pred = _rows_of(predicted, cohort=cohort, test_set=test_set, form=form)
+    if pred.empty:
+        return None
+    meas = _rows_of(measured, cohort=cohort, test_set=test_set)
+    meas = meas.assign(held_out=~meas["p"].round(6).isin(np.round(fit_weights, 6)))
+    first, second = _rows_of(pairs, cohort=cohort)[["first", "second"]].iloc[0]
+    lines = (
+        alt.Chart(pred)
+        .mark_line(strokeDash=[5, 3])
+        .encode(
+            x=alt.X("first:Q", scale=alt.Scale(zero=False), title=f"{first} loss"),
+            y=alt.Y("second:Q", scale=alt.Scale(zero=False), title=f"{second} loss"),
+            color=alt.Color("size:N", sort=list(pred.sort_values("N")["size"].unique())),
+            order=alt.Order("p:Q"),
+        )
+    )
+    dots = (
+        alt.Chart(meas)
+        .mark_point(filled=True, size=60)
+        .encode(
+            x="first:Q",
+            y="second:Q",
+            color="size:N",
+            shape=alt.Shape("held_out:N", title="held out"),
+            tooltip=[
+                "size",
+                "p",
+                alt.Tooltip("first:Q", format=".3f"),
+                alt.Tooltip("second:Q", format=".3f"),
+            ],
+        )
+    )
+    return alt.layer(lines, dots).properties(
+        title=f"{cohort} {test_set}, f_hat {form}", width=260, height=240
+    )

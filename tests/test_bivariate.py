@@ -123,6 +123,12 @@ def test_claims_are_computed_from_the_numbers():
     assert len(verdicts) == 7
     verdict = verdicts["verdict"]
     assert verdict.filter(like="training loss").iloc[0].startswith("not testable"), "no training analyses"
+    assert verdict.filter(like="Seed-to-seed").iloc[0] == "reproduced", "0.002 nats: in the paper's range"
+    noisy = spread.assign(std=0.008)
+    noisy_verdicts = claims.table(bivariate.claims(bivariate.analyse_all(table, n_bootstrap=2), noisy))
+    assert (
+        noisy_verdicts.set_index("claim")["verdict"].filter(like="Seed-to-seed").iloc[0] == "not reproduced"
+    )
     assert verdict.filter(like="pd > pe").iloc[0] == "reproduced"
     assert verdict.filter(like="never saw").iloc[0] == "reproduced"
     assert verdict.filter(like="Eq. 1").iloc[0] == "reproduced"
@@ -221,6 +227,7 @@ def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
     assert headline["decoder_effect_min"] == headline["decoder_effect_max"] == pytest.approx(25.0)
     assert headline["encoder_effect_max"] == pytest.approx(0.005)
     assert headline["budget_decoder_l10n"] == pytest.approx(0.4), "the first doubling"
+    assert headline["budget_last_decoder_l10n"] == pytest.approx(0.1), "8,000 -> 16,000"
     assert headline["budget_encoder_l10n"] == pytest.approx(0.0)
     assert headline["models_with_3_seeds"] == 0 and headline["decoder_span"] == pytest.approx(
         gates["N span, en-de decoder family (max / min)"].measured

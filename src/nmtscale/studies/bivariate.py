@@ -42,6 +42,8 @@ from nmtscale.studies.claims import (
 )
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
+# Ghorbani App. C, Table 4: the standard deviation of the final loss over 4 seeds, per test set (nats).
+PAPER_SEED_STD = (0.002, 0.006)
 HELD_OUT_APPROACH = "symmetric"
 
 
@@ -923,7 +925,9 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
     """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
     drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
     family's N span, the models with >= 3 seeds, and per family and test set the effect's relative change
-    when the chapter's budget first grows (`budget_<family>_<test set>`, NaN where not trained longer)."""
+    when the chapter's budget first grows (`budget_<family>_<test set>`, NaN where not trained longer) and
+    from the last budget but one to the last (`budget_last_<family>_<test set>`, NaN with one longer
+    budget)."""
 
     def measured(prefix: str) -> list[float]:
         return [g.measured for g in gates if g.gate.startswith(prefix)]
@@ -937,10 +941,16 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
         "decoder_span": measured("N span, en-de decoder")[0],
         "models_with_3_seeds": measured("models with >= 3 seeds")[0],
     }
-    for g in gates:  # the first budget stability gate of each family and test set: the first doubling
+    changes: dict[str, list[float]] = collections.defaultdict(
+        list
+    )  # per family and test set, in budget order
+    for g in gates:
         if g.gate.startswith("budget stability"):
             approach, *_, test_set = g.gate.split(", ")[1].split(" (")[0].split()
-            numbers.setdefault(f"budget_{approach}_{test_set}", g.measured)
+            changes[f"{approach}_{test_set}"].append(g.measured)
+    for key, values in changes.items():
+        numbers[f"budget_{key}"] = values[0]
+        numbers[f"budget_last_{key}"] = values[-1] if len(values) > 1 else math.nan
     return {name: float(value) for name, value in numbers.items()}
 
 
@@ -1051,13 +1061,14 @@ def claims(
         ),
         graded(
             "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
-            "0.003 nats std, 0.008 max difference",
-            f"{noise:.4f} nats std, {spread['max_difference'].max():.4f} largest difference between two "
-            "seeds of one model"
+            f"std {PAPER_SEED_STD[0]}-{PAPER_SEED_STD[1]} nats per test set over 4 seeds (trend noise 0.003)",
+            f"std {spread['std'].min():.4f}-{spread['std'].max():.4f} nats over {len(spread)} test sets; "
+            f"largest difference between two seeds of one model {spread['max_difference'].max():.4f}"
             if len(spread)
             else "no repeated seeds",
-            by_count(int(noise <= 0.009), 1) if len(spread) else by_count(0, 0, "no repeated seeds"),
-            "reproduced if our mean std is at most 3x the paper's 0.003",
+            by_count(int((spread["std"] <= PAPER_SEED_STD[1]).sum()), len(spread), "no repeated seeds"),
+            f"reproduced if the seed std is within the paper's range (<= {PAPER_SEED_STD[1]} nats) on every "
+            "test set, partly if on some",
         ),
     ]
 

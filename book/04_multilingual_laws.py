@@ -286,13 +286,15 @@ fractions["label"] = fractions["direction"] + " (" + fractions["cohort"] + ")"
 en_xx = fractions[fractions["cohort"].str.startswith("en-")]
 xx_en = fractions[fractions["cohort"].str.endswith("-en")]
 first_pair = fractions[fractions["cohort"] == first_cohort]
-alt.hconcat(
-    multilingual.fraction_chart(
-        first_pair.assign(series=first_pair["direction"] + " " + first_pair["test_set"]),
-        "series",
-        f"{first_cohort}: l10n vs story",
+alt.vconcat(  # two panels a row: three do not fit the page
+    alt.hconcat(
+        multilingual.fraction_chart(
+            first_pair.assign(series=first_pair["direction"] + " " + first_pair["test_set"]),
+            "series",
+            f"{first_cohort}: l10n vs story",
+        ),
+        multilingual.fraction_chart(en_xx[en_xx["test_set"] == "l10n"], "label", "En->XX cohorts (l10n)"),
     ),
-    multilingual.fraction_chart(en_xx[en_xx["test_set"] == "l10n"], "label", "En->XX cohorts (l10n)"),
     multilingual.fraction_chart(fractions[fractions["test_set"] == "l10n"], "label", "all cohorts (l10n)"),
 )
 
@@ -348,18 +350,18 @@ held_out.round(4)
 predicted_frontier, measured_frontier = multilingual.frontiers(weighted, pairs, y)
 
 
-frontier_rows = []
+frontier_rows = []  # a row per cohort and test set: its two f_hat forms side by side
 for cohort in cohort_names:
-    panels = [
-        multilingual.frontier_chart(
-            predicted_frontier, measured_frontier, pairs, fit_weights, cohort, t, form
-        )
-        for t in test_sets
-        for form in multilingual.F_HAT_FORMS
-    ]
-    panels = [p for p in panels if p is not None]
-    if panels:
-        frontier_rows.append(alt.hconcat(*panels))
+    for t in test_sets:
+        panels = [
+            multilingual.frontier_chart(
+                predicted_frontier, measured_frontier, pairs, fit_weights, cohort, t, form
+            )
+            for form in multilingual.F_HAT_FORMS
+        ]
+        panels = [p for p in panels if p is not None]
+        if panels:
+            frontier_rows.append(alt.hconcat(*panels))
 alt.vconcat(*frontier_rows) if frontier_rows else print("no cohort has enough weights for f_hat")
 
 # %% [markdown]

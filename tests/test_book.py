@@ -199,6 +199,14 @@ def test_counter_finds_drawn_and_empty_containers():
     assert book.count_rendered(math, "math", ("mjx-container",)) == (2, 1)
 
 
+def test_chart_widths_are_read_from_the_drawn_svg_and_compared_with_the_column():
+    dom = '<svg class="marks" width="806.5" height="3"></svg><svg width="9"></svg>'
+    dom += '<svg class="marks" width="500">'
+    assert book.chart_widths(dom) == (806, 500)
+    page = book.PageCheck(Path("p.html"), 2, 2, 0, 0, book.chart_widths(dom))
+    assert page.too_wide == [806] and page.complete
+
+
 def chromium_or_skip() -> str:
     try:
         return book.find_chromium()

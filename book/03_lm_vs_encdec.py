@@ -126,7 +126,6 @@ transfer_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep":
 # %%
 import time
 
-import altair as alt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
@@ -281,78 +280,26 @@ test_fits = arch.fit_power_laws(table, ["group", "variant", "test_set"], n0, rel
 test_curves = arch.law_curves(test_fits)
 
 
-def by_pair_and_test_set(make_chart):
-    """One row of charts per language pair, one chart per test set of the pair."""
-    return alt.vconcat(
-        *[alt.hconcat(*[make_chart(pair, name) for name in pair_test_sets[pair]]) for pair in pairs]
-    )
-
-
-def loss_chart(pair, test_set, x="N", fit=True):
-    def chosen(frame):
-        return frame[(frame["group"] == pair) & (frame["test_set"] == test_set)]
-
-    return charts.scaling_chart(
-        chosen(table),
-        x=x,
-        y="loss",
-        series="variant",
-        fit=chosen(test_curves) if fit else None,
-        connect=not fit,
-        tooltip=["size", "layers", "N"],
-        title=f"{pair} {test_set}",
-        x_title="non-embedding parameters N" if x == "N" else "layers",
-        y_title="test loss (nats)",
-        width=260,
-        height=240,
-    )
-
-
-by_pair_and_test_set(loss_chart)
+# %%
+pair_sets = [(pair, name) for pair in pairs for name in pair_test_sets[pair]]
+charts.wrapped([arch.loss_chart(table, test_curves, pair, name) for pair, name in pair_sets])
 
 
 # %%
-def panels(frame, column, values, y, title, y_title, log_y=True, tooltip=("size", "layers")):
-    """One chart per value of `column`: `y` against N per variant, points joined."""
-    return alt.hconcat(
-        *[
-            charts.scaling_chart(
-                frame[frame[column] == value],
-                x="N",
-                y=y,
-                series="variant",
-                connect=True,
-                log_y=log_y,
-                tooltip=list(tooltip),
-                title=title(value),
-                x_title="non-embedding parameters N",
-                y_title=y_title,
-                width=260,
-                height=240,
-            )
-            for value in values
-        ]
+charts.wrapped(
+    arch.metric_charts(
+        translations,
+        "pair_test_set",
+        "bleu",
+        lambda key: f"{key}: BLEU of {decode_sentences} sentences",
+        "BLEU",
+        log_y=False,
+        tooltip=("size", "layers", "chrf"),
     )
-
-
-alt.vconcat(
-    *[
-        panels(
-            translations,
-            "pair_test_set",
-            [f"{pair} {name}" for name in pair_test_sets[pair]],
-            "bleu",
-            lambda key: f"{key}: BLEU of {decode_sentences} sentences",
-            "BLEU",
-            log_y=False,
-            tooltip=("size", "layers", "chrf"),
-        )
-        for pair in pairs
-    ]
 )
 
 # %%
-by_pair_and_test_set(lambda pair, name: loss_chart(pair, name, x="layers", fit=False))
+charts.wrapped([arch.loss_chart(table, None, pair, name, x="layers") for pair, name in pair_sets])
 
 # %% [markdown]
 # ### The gap to EncDec at each size
@@ -387,23 +334,15 @@ exponents = arch.law_parameters(setting_fits)
 order = ["source-original", "target-original", *arch.LENGTH_BUCKETS]
 variant_colors = charts.color_scale(sorted(exponents["variant"].unique()))
 
-
-def exponent_chart(pair, name):
-    """Eq. 7 parameter `name` with its 95% interval per setting and variant, on one pair's models."""
-    chart = alt.Chart(exponents[exponents["group"] == pair]).encode(
-        y=alt.Y("setting:N", sort=order, title=None),
-        color=alt.Color("variant:N", scale=variant_colors),
-        yOffset="variant:N",
+display(
+    charts.wrapped(
+        [
+            arch.exponent_chart(exponents, p, n, order, variant_colors)
+            for p in pairs
+            for n in ("alpha", "L_inf")
+        ]
     )
-    return alt.layer(
-        chart.mark_rule().encode(x=alt.X(f"{name}_lower:Q", title=name), x2=f"{name}_upper:Q"),
-        chart.mark_point(filled=True).encode(
-            x=f"{name}:Q", tooltip=["variant", "setting", alt.Tooltip(f"{name}:Q", format=".3f")]
-        ),
-    ).properties(width=300, height=320, title=f"{pair}: Eq. 7 {name} with 95% intervals")
-
-
-display(alt.vconcat(*[alt.hconcat(*[exponent_chart(p, n) for n in ("alpha", "L_inf")]) for p in pairs]))
+)
 exponents[
     [
         "group",
@@ -453,14 +392,15 @@ flop_points = compute.melt(
     value_name="flops",
 )
 display(
-    panels(
-        flop_points,
-        "kind",
-        ["train_flops_per_token", "inference_flops_per_token"],
-        "flops",
-        lambda kind: kind.replace("_", " "),
-        "FLOPs per target token",
-        tooltip=("size",),
+    charts.wrapped(
+        arch.metric_charts(
+            flop_points,
+            "kind",
+            "flops",
+            lambda kind: kind.replace("_", " "),
+            "FLOPs per target token",
+            tooltip=("size",),
+        )
     )
 )
 compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
@@ -552,21 +492,7 @@ per_direction
 
 # %%
 zero_shot = ml[ml["kind"] == "zero-shot"]
-alt.hconcat(
-    *[
-        alt.Chart(zero_shot, title=f"zero-shot {metric.replace('_', ' ')}")
-        .mark_bar()
-        .encode(
-            x=alt.X("variant:N", title=None),
-            xOffset="size:N",
-            y=alt.Y(f"mean({metric}):Q", title=metric.replace("_", " ")),
-            color=alt.Color("size:N"),
-            tooltip=["variant", "size", alt.Tooltip(f"mean({metric}):Q", format=".3f")],
-        )
-        .properties(width=220, height=220)
-        for metric in ("bleu", "off_target_rate", "loss")
-    ]
-)
+arch.zero_shot_chart(ml)
 
 # %% [markdown]
 # ### Low-resource transfer (Fig. 6)

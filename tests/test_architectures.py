@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from toy import user_run
 
-from nmtscale import laws, runs
+from nmtscale import charts, laws, runs
 from nmtscale.config import DataConfig, from_dict
 from nmtscale.engine.batching import Example
 from nmtscale.engine.data import ExperimentData
@@ -488,3 +488,23 @@ def test_byte_fallback_leaves_no_unknown_chinese_pieces_in_either_worker(tmp_pat
     check = arch.vocabulary_check(cfg, tmp_path, "zh", workers=2).set_index("byte_fallback")
     assert check.loc[False, "unknown"] > 0.01 and check.loc[False, "byte"] == 0
     assert check.loc[True, "unknown"] == 0 and check.loc[True, "byte"] > 0
+
+
+def test_the_chapter_charts_fit_two_panels_a_row():
+    table, exponents, *_ = synthetic_results()
+    table = table.assign(group="en-de", N=table["size"] * 1e5, layers=table["size"] * 2)
+    curves = table[["group", "variant", "test_set", "N", "loss"]]
+    chart = arch.loss_chart(table, curves, "en-de", "l10n").to_dict()
+    assert chart["title"] == "en-de l10n" and chart["width"] == arch.PANEL_WIDTH
+    joined = arch.loss_chart(table, None, "en-de", "ding", x="layers").to_dict()
+    assert joined["title"] == "en-de ding"
+    panels = arch.metric_charts(table, "test_set", "loss", lambda t: f"on {t}", "loss (nats)")
+    assert [p.to_dict()["title"] for p in panels] == ["on l10n", "on ding"]
+    assert charts.wrapped(panels).to_dict()["columns"] == 2
+    ranges = exponents.assign(group="en-de", L_inf=2.0, L_inf_lower=1.9, L_inf_upper=2.1)
+    colors = charts.color_scale(sorted(ranges["variant"].unique()))
+    spec = arch.exponent_chart(ranges, "en-de", "alpha", ["source-original"], colors).to_dict()
+    assert spec["title"] == "en-de: Eq. 7 alpha with 95% intervals"
+    _, _, _, _, ml, _ = synthetic_results()
+    zero_shot = arch.zero_shot_chart(ml.assign(off_target_rate=0.5)).to_dict()
+    assert zero_shot["columns"] == 2 and len(zero_shot["concat"]) == 3

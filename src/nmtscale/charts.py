@@ -259,3 +259,8 @@ def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
         )
         .properties(width=520)
     )
+
+
+def wrapped(charts: Sequence[alt.TopLevelMixin], columns: int = 2) -> alt.ConcatChart:
+    """Charts laid out `columns` to a row, so that a grid of panels fits the book's text column."""
+    return alt.concat(*charts, columns=columns)

@@ -196,27 +196,9 @@ long_slopes
 ks = np.geomspace(1, 1e4, 60)
 
 
-def reducible_chart(frame, title):
-    curves = composition.reducible_curves(frame, ks)
-    curves = curves[curves["reducible"] > 1e-4]
-    rule = alt.Chart(pd.DataFrame({"y": [threshold]})).mark_rule(strokeDash=[2, 2]).encode(y="y:Q")
-    lines = (
-        alt.Chart(curves, title=title)
-        .mark_line()
-        .encode(
-            x=alt.X("multiplier:Q", scale=alt.Scale(type="log"), title="baseline scaled by k"),
-            y=alt.Y("reducible:Q", scale=alt.Scale(type="log"), title="reducible loss (nats)"),
-            color=alt.Color("series:N"),
-            strokeDash=alt.StrokeDash("originality:N"),
-            tooltip=["series", "multiplier", "reducible"],
-        )
-    )
-    return (lines + rule).properties(width=300, height=260)
-
-
-alt.hconcat(
-    reducible_chart(comp, f"{chapter1['steps']} updates"),
-    reducible_chart(long_comp, f"{chapter1['long_steps']} updates (En->De)"),
+alt.vconcat(
+    composition.reducible_chart(comp, ks, threshold, f"{chapter1['steps']} updates"),
+    composition.reducible_chart(long_comp, ks, threshold, f"{chapter1['long_steps']} updates (En->De)"),
 ).resolve_scale(color="independent", strokeDash="independent")
 
 # %% [markdown]
@@ -344,25 +326,14 @@ natural_sets = st[st["test_set"].isin(TEST_SETS)]
 own_synthetic = st[st["series"].isin([s.name for s in sets]) & (st["test_set"] == st["series"])]
 
 
-def student_chart(frame, title):
-    return charts.scaling_chart(
-        frame,
-        x="N",
-        y="loss",
-        series="series",
-        connect=True,
-        tooltip=["width"],
-        title=title,
-        x_title="non-embedding parameters N",
-        y_title="loss (nats per character)",
-        width=220,
-        height=220,
-    )
-
-
-alt.hconcat(
-    *[student_chart(natural_sets[natural_sets["test_set"] == t], f"natural test set {t}") for t in TEST_SETS],
-    student_chart(own_synthetic, "own synthetic distribution (held out)"),
+charts.wrapped(
+    [
+        *[
+            composition.student_chart(natural_sets[natural_sets["test_set"] == t], f"natural test set {t}")
+            for t in TEST_SETS
+        ],
+        composition.student_chart(own_synthetic, "own synthetic distribution (held out)"),
+    ]
 )
 
 # %% [markdown]
@@ -468,61 +439,20 @@ print(
 # %% [markdown]
 # ### BLEU and chrF against loss on log-log axes
 #
-# Rows: directions; columns: test sets. Each point is one checkpoint of one model (the tooltip names both),
-# coloured by scaling approach (the teachers are the width-64 and width-16 models trained for part B);
-# dashed: Eq. 5 fitted to all depth-scaled models of the panel (teachers excluded), where enough scores are
-# above zero. Zero scores cannot be drawn on a log axis and are left out of the charts.
+# One panel per direction and test set, two a row. Each point is one checkpoint of one model (the tooltip
+# names both), coloured by scaling approach (the teachers are the width-64 and width-16 models trained for
+# part B); dashed: Eq. 5 fitted to all depth-scaled models of the panel (teachers excluded), where enough
+# scores are above zero. Zero scores cannot be drawn on a log axis and are left out of the charts.
 
 # %%
 depth_points = points[points["approach"] != "teacher (width)"]
-METRIC_TITLES = {"bleu": "BLEU", "chrf": "chrF"}
-
-
-def drawable(cell, metric):
-    """The points of `cell` a log axis can show; a placeholder point where every score is 0 keeps the grid."""
-    panel = cell[cell[metric] > 0]
-    if panel.empty:
-        panel = pd.DataFrame(
-            {"loss": [cell["loss"].mean()], metric: [1e-2], "approach": ["all scores 0"]}
-            | {column: ["-"] for column in ("model", "step")}
-        )
-    return panel
-
-
-def metric_panel(direction, test_set, metric, panel_fits):
-    cell = points[(points["direction"] == direction) & (points["test_set"] == test_set)]
-    panel = drawable(cell, metric)
-    fit_row = panel_fits[(panel_fits["direction"] == direction) & (panel_fits["test_set"] == test_set)]
-    fit = None
-    if len(fit_row) and np.isfinite(fit_row["p_B"].iloc[0]):
-        losses = np.linspace(panel["loss"].min(), panel["loss"].max(), 30)
-        fit = pd.DataFrame(
-            {
-                "loss": losses,
-                metric: fit_row["c_B"].iloc[0] * losses ** -fit_row["p_B"].iloc[0],
-                "approach": "Eq. 5",
-            }
-        )
-    originality = cell["originality"].iloc[0]
-    return charts.scaling_chart(
-        panel,
-        x="loss",
-        y=metric,
-        series="approach",
-        fit=fit,
-        tooltip=["model", "step"],
-        title=f"{direction} {test_set} ({originality})",
-        x_title="test loss (nats per token)",
-        y_title=METRIC_TITLES[metric],
-        width=220,
-        height=200,
-    )
 
 
 def metric_grid(metric):
     panel_fits = composition.bleu_fits(depth_points, ["direction", "test_set"], metric=metric)
-    rows = [alt.hconcat(*[metric_panel(d, t, metric, panel_fits) for t in TEST_SETS]) for d in directions]
-    return alt.vconcat(*rows)
+    return charts.wrapped(
+        [composition.metric_chart(points, panel_fits, d, t, metric) for d in directions for t in TEST_SETS]
+    )
 
 
 metric_grid("bleu")
@@ -538,26 +468,17 @@ metric_grid("chrf")
 
 
 # %%
-def student_quality_chart(frame, title):
-    return charts.scaling_chart(
-        drawable(frame, "bleu").rename(columns={"approach": "training set"}),
-        x="loss",
-        y="bleu",
-        series="training set",
-        tooltip=["model", "step"],
-        title=f"{title} ({(frame['bleu'] == 0).sum()} zero scores not drawn)",
-        x_title="test loss (nats per character)",
-        y_title="BLEU",
-        width=220,
-        height=200,
-    )
-
-
-alt.hconcat(
-    *[student_quality_chart(student_points[student_points["test_set"] == t], t) for t in TEST_SETS],
-    student_quality_chart(
-        student_points[student_points["test_set"] == student_points["series"]], "own synthetic distribution"
-    ),
+charts.wrapped(
+    [
+        *[
+            composition.student_quality_chart(student_points[student_points["test_set"] == t], t)
+            for t in TEST_SETS
+        ],
+        composition.student_quality_chart(
+            student_points[student_points["test_set"] == student_points["series"]],
+            "own synthetic distribution",
+        ),
+    ]
 )
 
 # %%

@@ -282,6 +282,8 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     assert [page.page.stem for page in pages] == ["intro", *book.PAGES]
     incomplete = [p for p in pages if not p.complete]
     assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
+    too_wide = {p.page.stem: p.too_wide for p in pages if p.too_wide}
+    assert not too_wide, f"charts wider than the {book.COLUMN_WIDTH_PX} px text column: {too_wide}"
     assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
     assert pages[0].formulas >= 1, "the introduction has formulas to check"
     for chapter in book.PAGES:

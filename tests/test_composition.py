@@ -477,3 +477,26 @@ def test_capacity_claim_is_not_supported_when_students_beyond_the_teacher_keep_i
 
 def test_unrelated_pairs_each_reference_with_a_distant_one():
     assert composition.unrelated(["a", "b", "c", "d", "e"]) == ["c", "d", "e", "a", "b"]
+
+
+def test_the_chapter_charts_draw_a_placeholder_where_every_score_is_zero():
+    cell = pd.DataFrame(
+        {
+            "direction": "en-de",
+            "test_set": "l10n",
+            "originality": "source-original",
+            "approach": "decoder",
+            "model": ["a", "b"],
+            "step": [1, 2],
+            "loss": [3.0, 2.5],
+            "bleu": [0.0, 0.0],
+        }
+    )
+    placeholder = composition.drawable(cell, "bleu")
+    assert list(placeholder["approach"]) == ["all scores 0"] and placeholder["bleu"].item() == 0.01
+    fits = pd.DataFrame({"direction": ["en-de"], "test_set": ["l10n"], "p_B": [1.0], "c_B": [30.0]})
+    scored = cell.assign(bleu=[10.0, 12.0])
+    spec = composition.metric_chart(scored, fits, "en-de", "l10n", "bleu").to_dict()
+    assert spec["title"] == "en-de l10n (source-original)" and spec["width"] == composition.PANEL_WIDTH
+    students = cell.assign(series="forward", test_set="forward")
+    assert "2 zero scores not drawn" in composition.student_quality_chart(students, "own").to_dict()["title"]

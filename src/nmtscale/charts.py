@@ -247,7 +247,7 @@ def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
         alt.Chart(long[long["claims"] > 0], title="Claims by verdict")
         .mark_bar()
         .encode(
-            y=alt.Y("chapter:N", sort=list(counts.index), title=None),
+            y=alt.Y("chapter:N", sort=list(counts.index), title=None, axis=alt.Axis(labelLimit=260)),
             x=alt.X("claims:Q", title="claims", axis=alt.Axis(tickMinStep=1)),
             color=alt.Color(
                 "verdict:N",
@@ -257,7 +257,7 @@ def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
             order=alt.Order("order:Q"),
             tooltip=["chapter", "verdict", "claims"],
         )
-        .properties(width=520)
+        .properties(width=360)
     )
 
 

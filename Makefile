@@ -42,7 +42,8 @@ chapter: setup
 html: setup
 	$(PY) -m nmtscale book html --scale $(SCALE)
 
-# Open every page of the built book in headless Chromium, offline: every chart must draw (screenshots in _build/).
+# Open every page of the built book in headless Chromium, offline: every chart must draw and fit the 784 px
+# text column (screenshots in _build/).
 check: setup chromium
 	$(PY) -m nmtscale book check --scale $(SCALE)
 

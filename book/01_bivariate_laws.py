@@ -382,7 +382,12 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   budget rows of the gates table): deep encoders are slower to train, not worse. The peak rate is not the
 #   cause: at each model's best rate (the sweep above) the 6-layer encoder still ends
 #   {glue:text}`encoder_deficit_best_min:.3f` to {glue:text}`encoder_deficit_best_max:.3f` nats behind the
-#   1-layer one.
+#   1-layer one. From twice to four times the budget (`longest_steps`) the encoder's deficit changes by
+#   {glue:text}`budget_last_encoder_l10n:+.0%` on `l10n` and {glue:text}`budget_last_encoder_story:+.0%` on
+#   `story` (the budget rows of the gates table), to within the noise, while the decoder effect still grows
+#   by {glue:text}`budget_last_decoder_l10n:+.0%` / {glue:text}`budget_last_decoder_story:+.0%` /
+#   {glue:text}`budget_last_decoder_ding:+.0%` (`l10n` / `story` / `ding`): the encoder family shows no size
+#   effect yet in either direction, so the budget at which it does is beyond 16,000 updates.
 # - **Too narrow a range of sizes.** Depth at a fixed width spans only {glue:text}`encoder_span:.1f`x
 #   (encoder) and {glue:text}`decoder_span:.1f`x (decoder) in N; the paper's laws span 1.5-2 decades. A
 #   four-parameter law on five to nine runs over that range is not pinned down: $p_e$ sits on its bound 0,
@@ -392,8 +397,9 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   {glue:text}`budget_decoder_story:+.0%` from 4,000 to 8,000 updates: the fiction test set, far from the
 #   software strings that dominate training, keeps profiting from more data.
 #
-# What comes next: the budget at which both families are stable (four times today's is training), then depth
-# families over a decade of N (narrower widths at the bottom, deeper decoders at the top) at that budget.
+# What comes next: a budget at which the encoder family shows its own size effect (beyond four times
+# today's), then depth families over a decade of N (narrower widths at the bottom, deeper decoders at the top)
+# at that budget.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

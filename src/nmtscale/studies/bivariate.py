@@ -471,7 +471,7 @@ def seed_std(spread: pd.DataFrame, direction: str, test_set: str) -> float:
     return float(same_set.mean()) if len(same_set) else 0.0
 
 
-def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 165):
+def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 150):
     """The fitted law `law` ("Eq. 1" or "Eq. 2") of one test set over its runs, drawn along each scaling
     family (Ghorbani Fig. 1, 2, 12, 13). Eq. 2 gets a band of +-2 `noise` (the seed std: Fig. 13's
     convention); `reducible` plots L - L_inf instead of L. The title gives R^2 of the plotted loss."""

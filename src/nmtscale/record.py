@@ -247,10 +247,17 @@ def read_record(path: Path, engine_version: int | None = ENGINE_VERSION) -> dict
     return record
 
 
+def last_stretch(
+    curves: Sequence[dict[str, Any]], total_steps: int, final_fraction: float
+) -> list[dict[str, Any]]:
+    """The evaluations of a run's curve in the last `final_fraction` of its `total_steps`."""
+    start = total_steps * (1 - final_fraction)
+    return [point for point in curves if point["step"] >= start]
+
+
 def final_loss(curves: Sequence[dict[str, Any]], key: str, total_steps: int, final_fraction: float) -> float:
     """Median of a test set's evaluations over the last `final_fraction` of training."""
-    start = total_steps * (1 - final_fraction)
-    losses = [point["test_loss"][key] for point in curves if point["step"] >= start]
+    losses = [point["test_loss"][key] for point in last_stretch(curves, total_steps, final_fraction)]
     if not losses:
         raise ValueError(f"no evaluation of {key} in the last {final_fraction:.0%} of {total_steps} steps")
     return statistics.median(losses)

@@ -101,9 +101,9 @@ class Fit:
     table: pd.DataFrame | None = field(default=None, repr=False)
     # False when the data leave a combination of parameters free at the estimate (see `determined`).
     determined: bool = True
-    # Multi-start fits: the same fit with some parameters held at given values (`fit_multistart`'s `fixed`),
-    # which `profile` uses; None for the other fitters.
-    # holding(values, starts=None): from the fit's own starts unless given others.
+    # Multi-start fits: holding(values, starts=None) is the same fit with some parameters held at given values
+    # (`fit_multistart`'s `fixed`), from the fit's own starts unless given others; `profile` uses it. None for
+    # the other fitters.
     holding: Callable[..., Fit] | None = field(default=None, repr=False)
 
     @property

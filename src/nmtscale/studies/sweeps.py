@@ -18,7 +18,7 @@ import pandas as pd
 
 from nmtscale.config import RunConfig, config_hash, override
 from nmtscale.engine.counting import parameter_counts
-from nmtscale.record import RunSummary
+from nmtscale.record import RunSummary, last_stretch
 
 # A model that belongs to several families is labelled by the first of these that contains it: the baseline
 # is part of encoder and decoder scaling, and a symmetric model equal to one of those is not out-of-sample.
@@ -197,10 +197,8 @@ def training_loss_table(
     table = run_table(plan, summaries).drop_duplicates("run_id").reset_index(drop=True)
     objective = {}
     for summary in summaries:
-        start = summary.steps * (1 - final_fraction)
-        values = [
-            p["train_objective"] for p in summary.curves if p["step"] >= start and "train_objective" in p
-        ]
+        stretch = last_stretch(summary.curves, summary.steps, final_fraction)
+        values = [point["train_objective"] for point in stretch if "train_objective" in point]
         objective[summary.run_id] = float(np.median(values)) if values and summary.finished else math.nan
     return table.assign(
         test_set=TRAIN, loss=table["run_id"].map(objective), slope=math.nan, above_minimum=math.nan

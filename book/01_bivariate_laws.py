@@ -98,7 +98,9 @@ n_bootstrap = 200  # bootstrap refits for the uncertainty of pe, pd
 # A check on the reason: En->De encoder and decoder scaling at the extremes, trained for long_steps updates.
 long_steps = 3200
 long_models = {"encoder": [1, 6], "decoder": [1, 6]}
-longest_steps = None  # the same models once more at this budget (issue 47: 4x `steps`); None: not trained
+# Later budgets, each {steps, encoder, decoder}: the depths trained at it beside the baseline (default
+# long_models); a budget may carry one family further than the other. [] trains none.
+longer_budgets = []
 # Issue 47's peak-rate sweep: En->De models, each at `lr` and at the rates listed (a rate listed twice: a
 # second seed); {} skips the section.
 lr_sweep = {}
@@ -130,13 +132,11 @@ started = time.perf_counter()
 params = book.chapter_parameters("01_bivariate_laws", globals())
 plan = bivariate.chapter_plan(params)
 # The budget check (see "Longer budgets" below): the baseline and the extreme En->De models at long_steps
-# and, where set, longest_steps.
-budgets = [long_steps] + ([longest_steps] if longest_steps else [])
-long_plans = [bivariate.long_plan(params, budget) for budget in budgets]
+# and at each of longer_budgets.
+long_plans = bivariate.budget_plans(params)
 long_plan = [run for at_budget in long_plans for run in at_budget]
-print(
-    f"{len(plan)} runs + {len(long_plan)} at {' and '.join(map(str, budgets))} updates, {workers} at a time"
-)
+at_budgets = ", ".join(f"{len(p)} at {p[0].config.train.steps:,}" for p in long_plans)
+print(f"{len(plan)} runs + {at_budgets} updates, {workers} at a time")
 summaries = runs.sweep([p.config for p in plan + long_plan], workers, threads_per_run, engine=engine)
 summaries = summaries[: len(plan)]
 # the longer runs budget by budget, read back from the store the sweep above filled
@@ -204,7 +204,7 @@ spread
 # a failed gate is in red). `decoder effect` is the final loss of the shallowest decoder model minus that of
 # the deepest, in seed standard deviations; `encoder effect` the same for the encoder, with the 95% interval
 # of a difference of two single runs; `budget stability` compares each effect at `long_steps` updates with
-# its value at `steps` (and at `longest_steps`, where trained, with its value at `long_steps`); `N span` is
+# its value at `steps` (and at each of `longer_budgets` with its value at the budget before); `N span` is
 # the range of sizes a fitted family covers.
 
 # %%
@@ -320,7 +320,7 @@ else:
 # If the models were still limited by their training budget rather than by their size, the differences
 # between them would keep moving as training goes on, and a law fitted at one budget would describe a step
 # count, not the models. The baseline and the shallowest and deepest model of each family (`long_models`) are
-# therefore trained again for `long_steps` updates (and, where set, `longest_steps`), each with its own
+# therefore trained again for `long_steps` updates (and for each of `longer_budgets`), each with its own
 # cosine decay to zero on the same data. The gates above compare each family's effect from one budget to the
 # next; here are the losses, and below the curves against the tokens trained on.
 
@@ -382,7 +382,7 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   budget rows of the gates table): deep encoders are slower to train, not worse. The peak rate is not the
 #   cause: at each model's best rate (the sweep above) the 6-layer encoder still ends
 #   {glue:text}`encoder_deficit_best_min:.3f` to {glue:text}`encoder_deficit_best_max:.3f` nats behind the
-#   1-layer one. From twice to four times the budget (`longest_steps`) the encoder's deficit changes by
+#   1-layer one. From twice to four times the budget (`longer_budgets`) the encoder's deficit changes by
 #   {glue:text}`budget_last_encoder_l10n:+.0%` on `l10n` and {glue:text}`budget_last_encoder_story:+.0%` on
 #   `story` (the budget rows of the gates table), to within the noise, while the decoder effect still grows
 #   by {glue:text}`budget_last_decoder_l10n:+.0%` / {glue:text}`budget_last_decoder_story:+.0%` /

@@ -232,6 +232,43 @@ def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
     assert headline["models_with_3_seeds"] == 0 and headline["decoder_span"] == pytest.approx(
         gates["N span, en-de decoder family (max / min)"].measured
     )
+    # a last budget that carries the encoder family only: the decoder's last change stays 8,000 -> 16,000
+    encoder_only = gate_table(decoder_gain=0.077, encoder_gain=0.003, steps=32000)
+    encoder_only = encoder_only[encoder_only["approach"] != "decoder"]
+    further = bivariate.scale_gates(
+        table, spread, pd.concat([longer, longest, encoder_only], ignore_index=True)
+    )
+    headline = bivariate.headline_numbers(further)
+    assert headline["budget_last_decoder_l10n"] == pytest.approx(0.1)
+    assert headline["budget_last_encoder_l10n"] == pytest.approx(2.0), "0.005 -> 0.015 nats at 32,000"
+
+
+def test_budget_plans_carry_each_longer_budget_with_its_own_models():
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    params = {
+        **params,
+        "long_steps": 40,
+        "long_models": {"encoder": [1, 3], "decoder": [1, 3]},
+        "longer_budgets": [{"steps": 80}, {"steps": 160, "decoder": []}],
+    }
+    plans = bivariate.budget_plans(params)
+    assert [sorted(p.label for p in plan) for plan in plans] == [
+        ["1L-2L", "2L-1L", "2L-2L", "2L-3L", "3L-2L"],
+        ["1L-2L", "2L-1L", "2L-2L", "2L-3L", "3L-2L"],
+        ["1L-2L", "2L-2L", "3L-2L"],  # the encoder family only, beside the baseline
+    ]
+    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}]
+    # the first budget is long_plan's, the same runs (ids) the chapter has always trained
+    assert [config_hash(p.config) for p in plans[0]] == [
+        config_hash(p.config) for p in bivariate.long_plan(params)
+    ]
+    for entry, message in [
+        ({"steps": 30}, r"longer_budgets\[0\]: steps 30 must exceed the budget before it \(40\)"),
+        ({"steps": 80, "encoders": [1]}, r"longer_budgets\[0\]: unknown keys \['encoders'\]"),
+        ({"encoder": [1]}, r"longer_budgets\[0\]: expected \{steps"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            bivariate.budget_plans({**params, "longer_budgets": [entry]})
 
 
 def test_analyse_names_what_is_missing():

@@ -108,19 +108,45 @@ def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     ]
 
 
-def long_plan(params: Mapping[str, Any], steps: int | None = None) -> list[sweeps.PlannedRun]:
-    """Chapter 1's longer-training check: En->De baseline and ``params["long_models"]`` extremes trained for
-    `steps` updates (default ``params["long_steps"]``), evaluated as often as the short runs."""
+def long_plan(
+    params: Mapping[str, Any], steps: int | None = None, models: Mapping[str, Sequence[int]] | None = None
+) -> list[sweeps.PlannedRun]:
+    """Chapter 1's longer-training check: the En->De baseline and the encoder and decoder depths of `models`
+    (default ``params["long_models"]``, the families' extremes) trained for `steps` updates (default
+    ``params["long_steps"]``), evaluated as often as the short runs."""
     steps = params["long_steps"] if steps is None else steps
+    models = params["long_models"] if models is None else models
     interval = steps // params["eval_points"]
     base = override(
         base_config(params),
         {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
     )
-    models = params["long_models"]
     return sweeps.depth_scaling_plan(
-        base, "en-de", params["baseline_layers"], models["encoder"], models["decoder"]
+        base, "en-de", params["baseline_layers"], models.get("encoder", []), models.get("decoder", [])
     )
+
+
+def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
+    """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
+    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder}``: the encoder and decoder depths
+    trained at that budget besides the baseline, by default ``long_models``). A budget may cover fewer models
+    than the one before, so that one family can be carried further while the other is not."""
+    budgets = [{"steps": params["long_steps"], **params["long_models"]}]
+    previous = params["long_steps"]
+    for i, entry in enumerate(params.get("longer_budgets") or []):
+        where = f"longer_budgets[{i}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("steps"), int):
+            raise ValueError(
+                f"{where}: expected {{steps: <int>, encoder: [...], decoder: [...]}}, got {entry!r}"
+            )
+        unknown = set(entry) - {"steps", "encoder", "decoder"}
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)} (steps, encoder, decoder)")
+        if entry["steps"] <= previous:
+            raise ValueError(f"{where}: steps {entry['steps']} must exceed the budget before it ({previous})")
+        previous = entry["steps"]
+        budgets.append({**params["long_models"], **entry})
+    return [long_plan(params, budget["steps"], budget) for budget in budgets]
 
 
 MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
@@ -552,9 +578,10 @@ def budget_curves(
 ) -> pd.DataFrame:
     """The test-loss curves of the models trained at every budget, for the loss-against-tokens chart: one row
     per evaluation with model, budget (the run's updates), step, target_tokens and loss. `plans` and
-    `summaries` are matching lists, one pair per budget; only first-seed models present at every budget."""
+    `summaries` are matching lists, one pair per budget; first-seed models trained at the first two budgets
+    (at every budget they were trained at: a later budget may carry fewer models)."""
     label_sets = [{p.label for p in plan if p.seed == plan[0].seed} for plan in plans]
-    shared = set.intersection(*label_sets)
+    shared = set.intersection(*label_sets[:2])
     rows = [
         {
             "model": p.label,
@@ -703,7 +730,7 @@ def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> p
 def budget_chart(curves: pd.DataFrame, test_set: str) -> alt.Chart:
     """`budget_curves` against the target tokens trained on, one dash pattern per budget."""
     return (
-        alt.Chart(curves, title=f"en-de {test_set}: test loss against training tokens at both budgets")
+        alt.Chart(curves, title=f"en-de {test_set}: test loss against training tokens at every budget")
         .mark_line(point=True)
         .encode(
             x=alt.X("target_tokens:Q", scale=alt.Scale(type="log"), title="target tokens trained on"),
@@ -925,8 +952,8 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
     """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
     drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
     family's N span, the models with >= 3 seeds, and per family and test set the effect's relative change
-    when the chapter's budget first grows (`budget_<family>_<test set>`, NaN where not trained longer) and
-    from the last budget but one to the last (`budget_last_<family>_<test set>`, NaN with one longer
+    when the chapter's budget first grows (`budget_<family>_<test set>`) and from the last budget but one
+    to the last at which the family was trained (`budget_last_<family>_<test set>`, NaN with one longer
     budget)."""
 
     def measured(prefix: str) -> list[float]:
@@ -945,7 +972,8 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
         list
     )  # per family and test set, in budget order
     for g in gates:
-        if g.gate.startswith("budget stability"):
+        # a budget that carries only one family has no value for the other
+        if g.gate.startswith("budget stability") and not math.isnan(g.measured):
             approach, *_, test_set = g.gate.split(", ")[1].split(" (")[0].split()
             changes[f"{approach}_{test_set}"].append(g.measured)
     for key, values in changes.items():

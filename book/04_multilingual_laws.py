@@ -547,6 +547,7 @@ claims.show(
     multilingual.claims(
         flat, comparison, fractions, domain, similarity, direction_gaps, held_out, correlation, three_pairs
     )
+    + multilingual.weight_claims(coefficients, pairs, y, weighted, held_out, chrf_errors)
 )
 
 

@@ -271,3 +271,36 @@ def test_the_chapter_charts_draw_every_direction_weight_and_form():
     shapes = chart.to_dict()["layer"][1]["encoding"]["shape"]
     assert shapes["field"] == "held_out"
     assert multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "story", form) is None
+
+
+def test_weight_claims_judge_fit_quality_ordering_small_weight_gain_and_the_chrf_frontier():
+    fraction = lambda p: laws.f_hat(p, 1.0, 0.5, 1.0)  # noqa: E731  # rising in p; 5.2x 5% of the model at 0.05
+    table = synthetic_table(fraction)
+    coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
+    # three mixture weights determine Eq. 12's three coefficients; 0.3 and 0.7 are held out
+    fit_weights = [0.1, 0.5, 0.9, 1.0]
+    weighted = multilingual.weighted_fits(table, fit_weights, n0=N0, forms=["eq12"])
+    chrf = multilingual.weighted_fits(table, fit_weights, "chrf", N0, ["eq12"], higher_is_better=True)
+    inputs = (multilingual.held_out_errors(weighted), multilingual.held_out_errors(chrf))
+    found = {c.claim: c for c in multilingual.weight_claims(coefficients, table, "loss", weighted, *inputs)}
+    verdicts = pd.Series({claim: c.verdict for claim, c in found.items()})
+    assert verdicts.filter(like="close to 100%").item() == "reproduced"
+    assert verdicts.filter(like="lower weight").item() == "reproduced"
+    assert verdicts.filter(like="chrF frontier").item() == "reproduced"
+    gain = next(c for claim, c in found.items() if claim.startswith("At 5% weight"))
+    assert "en-de l10n 5.2x" in gain.measured and "en-zh l10n 5.2x" in gain.measured
+    # both fits are out of English: the into-English half is not judged, so at most partly
+    assert gain.verdict == "partly reproduced" and "into English not judged" in gain.measured
+    # one size where the lowest weight beats the next one by 5%: the ordering fails there
+    lowered = table.copy()
+    at = (lowered["weight"] == 0.1) & (lowered["size"] == lowered["size"].iloc[0])
+    lowered.loc[at, "loss"] = lowered.loc[lowered["weight"] == 0.3, "loss"].iloc[0] * 0.95
+    again = multilingual.weight_claims(coefficients, lowered, "loss", weighted, *inputs)
+    ordering = next(c for c in again if c.claim.startswith("A lower weight"))
+    assert ordering.verdict == "partly reproduced" and "largest fall 5.0%" in ordering.measured
+    # a gain of exactly 3x: its perturbation interval spans the threshold, so it is not judged
+    at_threshold = synthetic_table(lambda p: laws.f_hat(p, 0.1 / (0.05**0.5 * 0.95), 0.5, 1.0))
+    undecided = multilingual.weighted_fits(at_threshold, fit_weights, n0=N0, forms=["eq12"])
+    again = multilingual.weight_claims(coefficients, at_threshold, "loss", undecided, *inputs)
+    gain = next(c for c in again if c.claim.startswith("At 5% weight"))
+    assert gain.verdict == "not testable at this scale" and "en-de l10n 3.0x [" in gain.measured

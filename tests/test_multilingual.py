@@ -282,11 +282,18 @@ def test_weight_claims_judge_fit_quality_ordering_small_weight_gain_and_the_chrf
     weighted = multilingual.weighted_fits(table, fit_weights, n0=N0, forms=["eq12"])
     chrf = multilingual.weighted_fits(table, fit_weights, "chrf", N0, ["eq12"], higher_is_better=True)
     inputs = (multilingual.held_out_errors(weighted), multilingual.held_out_errors(chrf))
-    found = {c.claim: c for c in multilingual.weight_claims(coefficients, table, "loss", weighted, *inputs)}
+    per_size = multilingual.size_fractions(coefficients, table, "loss", N0)
+    # the single-direction law read back at each size gives the f the losses were drawn from
+    assert per_size["f"].to_numpy() == pytest.approx(fraction(per_size["weight"].to_numpy()), rel=1e-3)
+    found = {
+        c.claim: c
+        for c in multilingual.weight_claims(coefficients, table, "loss", per_size, weighted, *inputs)
+    }
     verdicts = pd.Series({claim: c.verdict for claim, c in found.items()})
     assert verdicts.filter(like="close to 100%").item() == "reproduced"
     assert verdicts.filter(like="lower weight").item() == "reproduced"
     assert verdicts.filter(like="chrF frontier").item() == "reproduced"
+    assert verdicts.filter(like="does not depend on the model size").item() == "reproduced"
     gain = next(c for claim, c in found.items() if claim.startswith("At 5% weight"))
     assert "en-de l10n 5.2x" in gain.measured and "en-zh l10n 5.2x" in gain.measured
     # both fits are out of English: the into-English half is not judged, so at most partly
@@ -295,12 +302,17 @@ def test_weight_claims_judge_fit_quality_ordering_small_weight_gain_and_the_chrf
     lowered = table.copy()
     at = (lowered["weight"] == 0.1) & (lowered["size"] == lowered["size"].iloc[0])
     lowered.loc[at, "loss"] = lowered.loc[lowered["weight"] == 0.3, "loss"].iloc[0] * 0.95
-    again = multilingual.weight_claims(coefficients, lowered, "loss", weighted, *inputs)
+    again = multilingual.weight_claims(coefficients, lowered, "loss", per_size, weighted, *inputs)
     ordering = next(c for c in again if c.claim.startswith("A lower weight"))
     assert ordering.verdict == "partly reproduced" and "largest fall 5.0%" in ordering.measured
+    # f that grows with the size (a smaller model's loss raised by 10%): not size-independent there
+    shifted = multilingual.size_fractions(coefficients, lowered, "loss", N0)
+    again = multilingual.weight_claims(coefficients, lowered, "loss", shifted, weighted, *inputs)
+    sizes = next(c for c in again if "model size" in c.claim)
+    assert sizes.verdict == "partly reproduced"
     # a gain of exactly 3x: its perturbation interval spans the threshold, so it is not judged
     at_threshold = synthetic_table(lambda p: laws.f_hat(p, 0.1 / (0.05**0.5 * 0.95), 0.5, 1.0))
     undecided = multilingual.weighted_fits(at_threshold, fit_weights, n0=N0, forms=["eq12"])
-    again = multilingual.weight_claims(coefficients, at_threshold, "loss", undecided, *inputs)
+    again = multilingual.weight_claims(coefficients, at_threshold, "loss", per_size, undecided, *inputs)
     gain = next(c for c in again if c.claim.startswith("At 5% weight"))
     assert gain.verdict == "not testable at this scale" and "en-de l10n 3.0x [" in gain.measured

@@ -547,6 +547,44 @@ def effective_fractions(joints: Sequence[JointFit]) -> pd.DataFrame:
     )
 
 
+def size_fractions(coefficients: pd.DataFrame, table: pd.DataFrame, y: str, n0: float) -> pd.DataFrame:
+    """f_i(p) measured at each model size, without assuming it is size-independent (Fernandes Eq. 10 does):
+    the size N_eff at which the single-direction law (the weight-1 fit of `per_weight_fits`,
+    ``beta (N / n0)^-alpha + L_inf``) reaches a mixture model's loss, over that model's N.
+
+    One row per cohort, direction, test set, own weight below 1 and size: N, loss, f and std_error, the
+    spread of f from a 1% perturbation of the loss (footnote 5: df / f = 0.01 L / (alpha (L - L_inf))).
+    Groups whose weight-1 fit leaves alpha or L_inf undetermined, and losses at or below L_inf (no finite
+    N_eff), are left out."""
+    single = coefficients[np.isclose(coefficients["weight"], 1.0)]
+    rows = []
+    for key, law in single.groupby(GROUP):
+        if (law["undetermined"] != "").any():
+            continue
+        c = law.set_index("parameter")["estimate"]
+        where = dict(zip(GROUP, key, strict=True))
+        mixed = _rows_of(table.dropna(subset=[y]), **where)
+        mixed = mixed[(mixed["weight"] > 0) & (mixed["weight"] < 1) & (mixed[y] > c["L_inf"])]
+        for row in mixed.itertuples():
+            loss = getattr(row, y)
+            reducible = loss - c["L_inf"]
+            f = n0 * (reducible / c["beta"]) ** (-1 / c["alpha"]) / row.N
+            error = f * uncertainty.PERTURBATION_SIGMA * loss / (c["alpha"] * reducible)
+            rows.append(
+                {
+                    **where,
+                    "weight": row.weight,
+                    "size": row.size,
+                    "N": row.N,
+                    "loss": loss,
+                    "f": f,
+                    "std_error": error,
+                }
+            )
+    columns = [*GROUP, "weight", "size", "N", "loss", "f", "std_error"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 @dataclass
 class WeightedFit:
     """Fernandes Eq. 11 with f_hat of Eq. 12 or 13, fitted on some weights and tested on the others."""
@@ -926,6 +964,7 @@ def weight_claims(
     coefficients: pd.DataFrame,
     table: pd.DataFrame,
     y: str,
+    per_size: pd.DataFrame,
     weighted: Sequence[WeightedFit],
     held_out: pd.DataFrame,
     chrf_held_out: pd.DataFrame,
@@ -934,8 +973,8 @@ def weight_claims(
     small weight and the chrF frontier, each by the paper's own criterion.
 
     `coefficients` is `per_weight_fits`' first frame; `table` the two-direction rows with the fitted column
-    `y`; `weighted` the `weighted_fits` of `y`; `held_out` and `chrf_held_out` the `held_out_errors` of the
-    loss and chrF weighted fits.
+    `y`; `per_size` the `size_fractions`; `weighted` the `weighted_fits` of `y`; `held_out` and
+    `chrf_held_out` the `held_out_errors` of the loss and chrF weighted fits.
     """
     rows: list[Claim] = []
     fits = coefficients.drop_duplicates([*GROUP, "weight"])
@@ -978,6 +1017,7 @@ def weight_claims(
             "1% of the loss (the paper's perturbation size)",
         )
     )
+    rows.append(_size_independence_claim(per_size))
     rows.append(_small_weight_claim(trained, weighted))
     loss_errors = held_out[(held_out["form"] == "eq12") & (held_out["held_out_points"] > 0)]
     chrf_errors = chrf_held_out[chrf_held_out["held_out_points"] > 0]
@@ -1000,6 +1040,31 @@ def weight_claims(
         )
     )
     return rows
+
+
+def _size_independence_claim(per_size: pd.DataFrame) -> Claim:
+    """Fernandes Sec. 3.3: f_i(p) does not depend on the model size, judged on `size_fractions`: at each
+    weight, the f of every two sizes within 2 combined perturbation std."""
+    agree, compared, worst = 0, 0, 0.0
+    for _, group in per_size.groupby([*GROUP, "weight"]):
+        if len(group) < 2:
+            continue
+        f, error = group["f"].to_numpy(), group["std_error"].to_numpy()
+        z = np.abs(f[:, None] - f[None, :]) / np.sqrt(error[:, None] ** 2 + error[None, :] ** 2 + 1e-300)
+        compared += 1
+        agree += bool(z.max() <= 2)
+        worst = max(worst, float(f.max() / f.min()))
+    return graded(
+        "The effective fraction f_i(p) does not depend on the model size (Sec. 3.3, Eq. 10)",
+        "the fraction of parameters allocated to pair i is independent of the model size",
+        f"f measured at each size against the single-direction law: within 2 combined std across sizes at "
+        f"{agree} of {compared} direction/test-set/weight groups; largest max/min ratio of f {worst:.1f}"
+        if compared
+        else "not measured",
+        by_count(agree, compared, "no single-direction law that determines alpha and L_inf"),
+        "reproduced if at every weight the f of any two sizes differ by <= 2 combined std, partly if at some",
+        PERTURBATION_NOISE,
+    )
 
 
 def _span(values: pd.Series) -> str:

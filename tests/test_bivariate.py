@@ -249,15 +249,16 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         **params,
         "long_steps": 40,
         "long_models": {"encoder": [1, 3], "decoder": [1, 3]},
-        "longer_budgets": [{"steps": 80}, {"steps": 160, "decoder": []}],
+        "longer_budgets": [{"steps": 80}, {"steps": 160, "decoder": []}, {"steps": 320, "baseline": False}],
     }
     plans = bivariate.budget_plans(params)
     assert [sorted(p.label for p in plan) for plan in plans] == [
         ["1L-2L", "2L-1L", "2L-2L", "2L-3L", "3L-2L"],
         ["1L-2L", "2L-1L", "2L-2L", "2L-3L", "3L-2L"],
         ["1L-2L", "2L-2L", "3L-2L"],  # the encoder family only, beside the baseline
+        ["1L-2L", "2L-1L", "2L-3L", "3L-2L"],  # the families' extremes without the baseline
     ]
-    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}]
+    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}]
     # the first budget is long_plan's, the same runs (ids) the chapter has always trained
     assert [config_hash(p.config) for p in plans[0]] == [
         config_hash(p.config) for p in bivariate.long_plan(params)
@@ -266,6 +267,7 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         ({"steps": 30}, r"longer_budgets\[0\]: steps 30 must exceed the budget before it \(40\)"),
         ({"steps": 80, "encoders": [1]}, r"longer_budgets\[0\]: unknown keys \['encoders'\]"),
         ({"encoder": [1]}, r"longer_budgets\[0\]: expected \{steps"),
+        ({"steps": 80, "baseline": "no"}, r"longer_budgets\[0\]: baseline must be true or false"),
     ]:
         with pytest.raises(ValueError, match=message):
             bivariate.budget_plans({**params, "longer_budgets": [entry]})

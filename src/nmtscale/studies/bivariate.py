@@ -128,9 +128,10 @@ def long_plan(
 
 def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
     """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
-    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder}``: the encoder and decoder depths
-    trained at that budget besides the baseline, by default ``long_models``). A budget may cover fewer models
-    than the one before, so that one family can be carried further while the other is not."""
+    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, baseline}``: the encoder and
+    decoder depths trained at that budget, by default ``long_models``, and whether the baseline is, by default
+    true). A budget may cover fewer models than the one before, so that one family can be carried further
+    while the other is not."""
     budgets = [{"steps": params["long_steps"], **params["long_models"]}]
     previous = params["long_steps"]
     for i, entry in enumerate(params.get("longer_budgets") or []):
@@ -139,14 +140,23 @@ def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
             raise ValueError(
                 f"{where}: expected {{steps: <int>, encoder: [...], decoder: [...]}}, got {entry!r}"
             )
-        unknown = set(entry) - {"steps", "encoder", "decoder"}
+        unknown = set(entry) - {"steps", "encoder", "decoder", "baseline"}
         if unknown:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)} (steps, encoder, decoder)")
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)} (steps, encoder, decoder, baseline)")
+        if not isinstance(entry.get("baseline", True), bool):
+            raise ValueError(f"{where}: baseline must be true or false, not {entry['baseline']!r}")
         if entry["steps"] <= previous:
             raise ValueError(f"{where}: steps {entry['steps']} must exceed the budget before it ({previous})")
         previous = entry["steps"]
         budgets.append({**params["long_models"], **entry})
-    return [long_plan(params, budget["steps"], budget) for budget in budgets]
+    return [
+        [
+            run
+            for run in long_plan(params, budget["steps"], budget)
+            if budget.get("baseline", True) or run.approach != "baseline"
+        ]
+        for budget in budgets
+    ]
 
 
 MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")

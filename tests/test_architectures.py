@@ -269,8 +269,8 @@ def synthetic_results():
     )
     settings = pd.DataFrame(
         [
-            {"variant": v, "size": s, "setting": setting, "loss": loss}
-            for v in offsets
+            {"variant": v, "size": s, "setting": setting, "loss": loss + off(s)}
+            for v, off in offsets.items()
             for s in (1, 2, 3)
             for setting, loss in (
                 ("source-original", 3.0),
@@ -333,8 +333,35 @@ def shown_verdicts(found: list[claims.Claim]) -> pd.Series:
 def test_claims_reproduce_where_the_synthetic_results_say_so():
     table, exponents, settings, compute, ml, transfer = synthetic_results()
     verdicts = shown_verdicts(arch.claims(table, 0.005, exponents, settings, compute, ml, transfer))
-    assert len(verdicts) == 18
+    assert len(verdicts) == 19
     assert (verdicts == "reproduced").all(), verdicts[verdicts != "reproduced"]
+
+
+def test_the_ranking_claim_counts_only_reversals_beyond_the_noise():
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    variants = sorted(settings["variant"].unique())
+    first, second = variants[0], variants[1]
+
+    def ranking(frame: pd.DataFrame) -> claims.Claim:
+        found = arch.claims(table, 0.005, exponents, frame, compute, ml, transfer)
+        return next(c for c in found if c.claim.startswith("The loss ranking"))
+
+    # the first architecture 0.01 nats ahead on short sources, 0.01 behind on long ones: within the noise
+    nudged = settings.copy()
+    nudged.loc[(nudged["variant"] == first) & (nudged["setting"] == "short"), "loss"] -= 0.01
+    nudged.loc[(nudged["variant"] == first) & (nudged["setting"] == "long"), "loss"] += 0.01
+    assert ranking(nudged).verdict == "reproduced"
+    # 0.5 nats each way at size 3 only: the first architecture reverses against the 6 others there
+    swapped = settings.copy()
+    at = (swapped["variant"] == first) & (swapped["size"] == 3)
+    swapped.loc[at & (swapped["setting"] == "short"), "loss"] -= 0.5
+    swapped.loc[at & (swapped["setting"] == "long"), "loss"] += 0.5
+    found = ranking(swapped)
+    assert found.verdict == "partly reproduced"
+    assert f"{first} / {second} at size 3" in found.measured and found.measured.startswith("6 of 63")
+    # every architecture level with every other: no order to keep, nothing to judge
+    level = settings.assign(loss=3.0)
+    assert ranking(level).verdict == "not testable at this scale"
 
 
 def test_claims_say_when_differences_are_noise_or_contrary():
@@ -439,7 +466,7 @@ def test_bilingual_claims_are_judged_per_language_pair():
     assert result.loc["CausalLM is behind EncDec (en-fr)", "verdict"].startswith("not testable at this scale")
     assert "Target-original sentences are harder to model (en-de)" in result.index
     assert "Target-original sentences are harder to model (en-fr)" not in result.index  # no such test set
-    assert len(result) == 2 * 12 - 1 + 6  # bilingual claims per pair, then compute, multilingual, transfer
+    assert len(result) == 2 * 13 - 1 + 6  # bilingual claims per pair, then compute, multilingual, transfer
 
 
 def test_transfer_compares_each_lm_with_the_encdec_of_its_size():

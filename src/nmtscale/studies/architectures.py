@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 import time
@@ -51,6 +52,7 @@ from nmtscale.record import RunSummary
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
+    PARTLY,
     REPRODUCED,
     Claim,
     by_count,
@@ -914,7 +916,53 @@ def _bilingual_claims(
             "medium lowest in most models",
         )
     )
+    found.append(_ranking_claim(settings, noise))
     return found
+
+
+def _ranking_claim(settings: pd.DataFrame, noise: Noise) -> Claim:
+    """Zhang Sec. 5.1: the loss ranking of the architectures changes little over the Fig. 3 settings. At each
+    size, a pair of architectures *reverses* when one is ahead by more than the noise in one setting and
+    behind by more than the noise in another; an order that changes only within the noise is no change."""
+    compared, firm, reversed_pairs = 0, 0, []
+    for size, rows in settings.groupby("size"):
+        by_setting = rows.pivot_table(index="variant", columns="setting", values="loss")
+        for a, b in itertools.combinations(sorted(by_setting.index), 2):
+            difference = (by_setting.loc[a] - by_setting.loc[b]).dropna()
+            if len(difference) < 2:
+                continue
+            compared += 1
+            firm += bool(
+                (difference.abs() > noise.nats).all() and abs(np.sign(difference).sum()) == len(difference)
+            )
+            if difference.max() > noise.nats and difference.min() < -noise.nats:
+                reversed_pairs.append(f"{a} / {b} at size {size}")
+    if not compared:
+        verdict = (NOT_TESTABLE, "fewer than two settings per model")
+    elif not reversed_pairs and not firm:
+        # every pair within the noise somewhere: no order to keep or to lose
+        verdict = (NOT_TESTABLE, "no pair of architectures is apart beyond the noise in every setting")
+    elif not reversed_pairs:
+        verdict = (REPRODUCED, "")
+    else:
+        verdict = (PARTLY if len(reversed_pairs) <= compared / 4 else NOT_REPRODUCED, "")
+    settings_seen = ", ".join(sorted(settings["setting"].unique()))
+    return graded(
+        "The loss ranking of the architectures changes little across evaluation settings (Fig. 3)",
+        "the loss ranking of different models changes little over these settings",
+        f"{len(reversed_pairs)} of {compared} architecture pairs (per size) reverse their order beyond the "
+        f"noise between two of the settings ({settings_seen}); {firm} keep one order beyond the noise in "
+        "every setting"
+        + (
+            f": {'; '.join(reversed_pairs[:4])}{' ...' if len(reversed_pairs) > 4 else ''}"
+            if reversed_pairs
+            else ""
+        ),
+        verdict,
+        "reproduced if no pair of architectures reverses its order beyond the noise between two settings at "
+        "any size, partly if at most a quarter of the pairs do",
+        noise.text,
+    )
 
 
 def _multilingual_claims(ml: pd.DataFrame, noise: Noise) -> list[Claim]:

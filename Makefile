@@ -43,7 +43,8 @@ html: setup
 	$(PY) -m nmtscale book html --scale $(SCALE)
 
 # Open every page of the built book in headless Chromium, offline: every chart must draw and fit the 784 px
-# text column (screenshots in _build/).
+# text column, and no page's outputs may show a warning, a traceback or a machine's path (screenshots in
+# _build/).
 check: setup chromium
 	$(PY) -m nmtscale book check --scale $(SCALE)
 

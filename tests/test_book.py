@@ -207,6 +207,40 @@ def test_chart_widths_are_read_from_the_drawn_svg_and_compared_with_the_column()
     assert page.too_wide == [806] and page.complete
 
 
+def test_output_noise_finds_warnings_tracebacks_and_machine_paths(tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    stream = nbformat.v4.new_output(
+        "stream", name="stderr", text="/srv/x/fitting.py:476: RuntimeWarning: overflow"
+    )
+    table = nbformat.v4.new_output("execute_result", data={"text/plain": "read /home/ann/runs/a.json"})
+    clean = nbformat.v4.new_output("stream", name="stdout", text="loss 3.21 nats; see runs/a and 1/2 + 3/4")
+    error = nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("prose"),
+        nbformat.v4.new_code_cell("fit()", outputs=[stream, clean]),
+        nbformat.v4.new_code_cell("show()", outputs=[table]),
+        nbformat.v4.new_code_cell("fail()", outputs=[error]),
+    ]
+    path = tmp_path / "page.ipynb"
+    nbformat.write(notebook, path)
+    found = book.output_noise(path)
+    assert [line.split(": ")[0:2] for line in found] == [
+        ["page.ipynb cell 2", "warning"],
+        ["page.ipynb cell 2", "absolute path"],  # the warning's source file
+        ["page.ipynb cell 3", "absolute path"],
+        ["page.ipynb cell 4", "error output ValueError"],
+    ]
+
+
+def test_the_committed_pages_show_no_warning_traceback_or_machine_path():
+    noise = [
+        line for page in book.PAGES for line in book.output_noise(book.executed_notebook(page, "cpu", ROOT))
+    ]
+    assert not noise, "\n".join(noise)
+
+
 def chromium_or_skip() -> str:
     try:
         return book.find_chromium()
@@ -284,6 +318,10 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
     too_wide = {p.page.stem: p.too_wide for p in pages if p.too_wide}
     assert not too_wide, f"charts wider than the {book.COLUMN_WIDTH_PX} px text column: {too_wide}"
+    noise = [
+        line for page in book.PAGES for line in book.output_noise(book.executed_notebook(page, "smoke", ROOT))
+    ]
+    assert not noise, "warnings, tracebacks or absolute paths in the smoke pages:\n" + "\n".join(noise)
     assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
     assert pages[0].formulas >= 1, "the introduction has formulas to check"
     for chapter in book.PAGES:

@@ -219,6 +219,38 @@ def fold_code_cells(notebook_path: Path) -> None:
     nbformat.write(notebook, notebook_path)
 
 
+# What a reader should never find in a page's outputs: a warning, a traceback or a path of the machine that
+# executed it (a path is meaningless elsewhere and says where someone's files live).
+OUTPUT_NOISE = {
+    "warning": re.compile(r"\b\w*Warning: "),
+    "traceback": re.compile(r"Traceback \(most recent call last\)"),
+    "absolute path": re.compile(r"(?<![\w.~/:])/(?:[\w.-]+/){2,}[\w.-]*|\b[A-Z]:\\\w"),
+}
+
+
+def output_noise(notebook_path: Path) -> list[str]:
+    """Warnings, tracebacks and absolute paths in the outputs of an executed notebook: one line per finding,
+    naming the cell (counted from 1 among all cells) and quoting what was found."""
+    import nbformat
+
+    notebook = nbformat.read(notebook_path, as_version=4)
+    found = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                found.append(f"{notebook_path.name} cell {number}: error output {output.ename}")
+                continue
+            text = output.get("text", "") if output.output_type == "stream" else ""
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                text += "".join(output.get("data", {}).get(kind, ""))
+            for name, pattern in OUTPUT_NOISE.items():
+                match = pattern.search(text)
+                if match:
+                    quoted = text[max(0, match.start() - 40) : match.end() + 40].replace("\n", " ")
+                    found.append(f"{notebook_path.name} cell {number}: {name}: ...{quoted}...")
+    return found
+
+
 def stale_chapters(
     scale: str = DEFAULT_SCALE, root: Path = Path("."), chapters: tuple[str, ...] = PAGES
 ) -> list[str]:
@@ -563,8 +595,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     wide = sum(len(r.too_wide) for r in results)
     drawn = sum(len(r.chart_widths) for r in results)
     print(f"charts wider than the {COLUMN_WIDTH_PX} px column: {wide} of {drawn} (gate: 0)")
+    noise = [line for page in PAGES for line in output_noise(executed_notebook(page, args.scale))]
+    print(f"warnings, tracebacks and absolute paths in the pages' outputs: {len(noise)} (gate: 0)")
+    for line in noise:
+        print(f"  {line}")
     print(f"screenshots in {Path('_build') / args.scale / 'screenshots'}")
-    return 0 if all(r.complete and not r.too_wide for r in results) else 1
+    return 0 if all(r.complete and not r.too_wide for r in results) and not noise else 1
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

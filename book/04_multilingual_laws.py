@@ -577,40 +577,13 @@ claims.scale_table(multilingual.scale(table)).style.hide(axis="index")
 # Generated from this run's tables, so the text cannot drift from the results.
 
 # %%
-alpha_rows = coefficients[coefficients["parameter"] == "alpha"]
-half = fractions[np.isclose(fractions["p"], 0.5)]
-lines = [
-    f"- {len(trained_runs)} runs of {trained_runs['N'].min():,}-{trained_runs['N'].max():,} non-embedding "
-    f"parameters; {steps} updates of about {max_tokens} target tokens; "
-    f"{trained_runs['wall_time_s'].sum() / 60:.0f} worker-minutes of training.",
-    f"- Per-weight exponents alpha (Eq. 6): {alpha_rows['estimate'].min():.3f}-"
-    f"{alpha_rows['estimate'].max():.3f}, "
-    f"perturbation std {alpha_rows['std_error'].min():.3f}-{alpha_rows['std_error'].max():.3f}.",
-    f"- Joint law (Eq. 7): alpha {comparison['alpha'].min():.3f}-{comparison['alpha'].max():.3f}, L_inf "
-    f"{comparison['L_inf'].min():.2f}-{comparison['L_inf'].max():.2f}, R^2 {comparison['eq7_r2'].min():.1f}-"
-    f"{comparison['eq7_r2'].max():.1f}% with {int(comparison['eq7_coefficients'].max())} coefficients, "
-    "against "
-    f"{comparison['eq6_r2'].min():.1f}-{comparison['eq6_r2'].max():.1f}% with "
-    f"{int(comparison['eq6_coefficients'].max())} for the per-weight fits.",
-    f"- App. G correction: {len(corrections)} losses moved by {corrections['change'].min():+.3f} to "
-    f"{corrections['change'].max():+.3f} nats.",
-]
-for row in half.sort_values(["cohort", "direction", "test_set"]).itertuples():
-    lines.append(
-        f"- f({row.p:g}) of {row.direction} in {row.cohort}, {row.test_set}: {row.f:.2f} "
-        f"[{row.lower:.2f}, {row.upper:.2f}]."
+display(
+    Markdown(
+        multilingual.verdict_numbers(
+            table, steps, max_tokens, coefficients, comparison, corrections, fractions, held_out, three_pairs
+        )
     )
-for row in held_out.itertuples():
-    lines.append(
-        f"- Eq. 11 with f_hat {row.form}, {row.direction} ({row.cohort}) {row.test_set}: held-out mean error "
-        f"{row.held_out_mae:.3f} nats, worst {row.held_out_max_rel_error:.1%}."
-    )
-if len(three_pairs):
-    lines.append(
-        f"- Three-direction models: {len(three_pairs)} predictions, mean abs error "
-        f"{three_pairs['error'].abs().mean():.3f} nats, worst {three_pairs['rel_error'].max():.1%}."
-    )
-display(Markdown("\n".join(lines)))
+)
 
 # %% [markdown]
 # ## Re-running this chapter

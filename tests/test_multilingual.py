@@ -316,3 +316,28 @@ def test_weight_claims_judge_fit_quality_ordering_small_weight_gain_and_the_chrf
     again = multilingual.weight_claims(coefficients, at_threshold, "loss", per_size, undecided, *inputs)
     gain = next(c for c in again if c.claim.startswith("At 5% weight"))
     assert gain.verdict == "not testable at this scale" and "en-de l10n 3.0x [" in gain.measured
+
+
+def test_verdict_numbers_are_read_from_the_chapter_tables():
+    table = synthetic_table(lambda p: p).assign(wall_time_s=60.0)
+    joints = multilingual.joint_fits(table, n0=N0, n_samples=3)
+    coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
+    corrections = table[table["weight"] <= 0.1].assign(loss_corrected=lambda f: f["loss"] - 0.02)
+    held_out = multilingual.held_out_errors(multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0))
+    text = multilingual.verdict_numbers(
+        table,
+        400,
+        1024,
+        coefficients,
+        multilingual.joint_vs_per_weight(joints, n0=N0),
+        corrections,
+        multilingual.effective_fractions(joints),
+        held_out,
+        pd.DataFrame(),
+    )
+    runs = table["run_id"].nunique()
+    assert text.startswith(f"- {runs} runs of 2,000-60,000 non-embedding parameters; 400 updates")
+    assert f"{runs} worker-minutes" in text
+    assert "App. G correction: 8 losses moved by -0.020 to -0.020 nats." in text
+    assert "- f(0.5) of en-de in en-{de,zh}, l10n: 0.50 [" in text
+    assert "Three-direction" not in text

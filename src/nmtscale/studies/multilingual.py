@@ -1120,6 +1120,59 @@ def _small_weight_claim(trained: pd.DataFrame, weighted: Sequence[WeightedFit], 
     return Claim(claim, paper, text, verdict, rule, "95% interval of refits on 1%-perturbed losses", reason)
 
 
+def verdict_numbers(
+    table: pd.DataFrame,
+    steps: int,
+    max_tokens: int,
+    coefficients: pd.DataFrame,
+    comparison: pd.DataFrame,
+    corrections: pd.DataFrame,
+    fractions: pd.DataFrame,
+    held_out: pd.DataFrame,
+    three_pairs: pd.DataFrame,
+) -> str:
+    """The chapter's "numbers behind the verdicts" as Markdown bullets, from its tables: the runs (`table`,
+    trained for `steps` updates of about `max_tokens` target tokens), the per-weight exponents
+    (`coefficients`), the joint law (`comparison`), the App. G `corrections` (loss and loss_corrected), f at
+    weight 0.5 (`fractions`), the held-out errors of Eq. 11 and the three-direction predictions."""
+    trained_runs = table.drop_duplicates("run_id")
+    alpha_rows = coefficients[coefficients["parameter"] == "alpha"]
+    change = corrections["loss_corrected"] - corrections["loss"]
+    half = fractions[np.isclose(fractions["p"], 0.5)]
+    lines = [
+        f"- {len(trained_runs)} runs of {int(trained_runs['N'].min()):,}-{int(trained_runs['N'].max()):,} "
+        f"non-embedding parameters; {steps} updates of about {max_tokens} target tokens; "
+        f"{trained_runs['wall_time_s'].sum() / 60:.0f} worker-minutes of training.",
+        f"- Per-weight exponents alpha (Eq. 6): {alpha_rows['estimate'].min():.3f}-"
+        f"{alpha_rows['estimate'].max():.3f}, "
+        f"perturbation std {alpha_rows['std_error'].min():.3f}-{alpha_rows['std_error'].max():.3f}.",
+        f"- Joint law (Eq. 7): alpha {comparison['alpha'].min():.3f}-{comparison['alpha'].max():.3f}, L_inf "
+        f"{comparison['L_inf'].min():.2f}-{comparison['L_inf'].max():.2f}, R^2 "
+        f"{comparison['eq7_r2'].min():.1f}-{comparison['eq7_r2'].max():.1f}% with "
+        f"{int(comparison['eq7_coefficients'].max())} coefficients, "
+        f"against {comparison['eq6_r2'].min():.1f}-{comparison['eq6_r2'].max():.1f}% with "
+        f"{int(comparison['eq6_coefficients'].max())} for the per-weight fits.",
+        f"- App. G correction: {len(corrections)} losses moved by {change.min():+.3f} to "
+        f"{change.max():+.3f} nats.",
+    ]
+    for row in half.sort_values(["cohort", "direction", "test_set"]).itertuples():
+        lines.append(
+            f"- f({row.p:g}) of {row.direction} in {row.cohort}, {row.test_set}: {row.f:.2f} "
+            f"[{row.lower:.2f}, {row.upper:.2f}]."
+        )
+    for row in held_out.itertuples():
+        lines.append(
+            f"- Eq. 11 with f_hat {row.form}, {row.direction} ({row.cohort}) {row.test_set}: held-out mean "
+            f"error {row.held_out_mae:.3f} nats, worst {row.held_out_max_rel_error:.1%}."
+        )
+    if len(three_pairs):
+        lines.append(
+            f"- Three-direction models: {len(three_pairs)} predictions, mean abs error "
+            f"{three_pairs['error'].abs().mean():.3f} nats, worst {three_pairs['rel_error'].max():.1%}."
+        )
+    return "\n".join(lines)
+
+
 def scale(table: pd.DataFrame) -> list[ScaleStatement]:
     """Where chapter 4's models stand next to the paper's (`table`: the `run_table`)."""
     trained = table.drop_duplicates("run_id")

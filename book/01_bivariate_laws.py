@@ -330,6 +330,21 @@ display(losses_by_budget)
 print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
 losses_by_budget.groupby(level="steps_trained").agg(lambda s: s.max() - s.min())
 
+# %% [markdown]
+# What depth buys in each family at each budget: the shallowest model's final loss minus the deepest's (nats;
+# empty where a budget does not carry both of a family's extremes). The 95% interval of such a difference of
+# two single runs is about $\pm 1.96 \sqrt 2$ seed standard deviations.
+
+# %%
+effects = bivariate.effects_by_budget(table, long_table, seed)
+encoder_effects = effects.xs("encoder", level="family").dropna()
+glue("encoder_last_steps", f"{encoder_effects.index[-1]:,}", display=False)  # quoted in the discussion
+for test_set, value in encoder_effects.iloc[-1].items():
+    glue(f"encoder_last_{test_set}", float(value), display=False)
+en_de_std = spread.loc[spread["direction"] == "en-de", "std"].max()
+glue("effect_interval", float(1.96 * np.sqrt(2) * en_de_std), display=False)
+effects.round(3)
+
 # %%
 long_curves = bivariate.budget_curves([plan, *long_plans], [summaries, *long_summaries], "l10n")
 bivariate.budget_chart(long_curves, "l10n")

@@ -243,6 +243,18 @@ def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():
     assert headline["budget_last_encoder_l10n"] == pytest.approx(2.0), "0.005 -> 0.015 nats at 32,000"
 
 
+def test_effects_by_budget_give_each_family_its_effect_where_the_budget_carries_it():
+    table = gate_table(decoder_gain=0.05, encoder_gain=0.001)
+    longer = gate_table(decoder_gain=0.07, encoder_gain=0.002, steps=8000)
+    encoder_only = gate_table(decoder_gain=0.07, encoder_gain=0.004, steps=16000)
+    encoder_only = encoder_only[encoder_only["approach"] != "decoder"]
+    effects = bivariate.effects_by_budget(table, pd.concat([longer, encoder_only], ignore_index=True))
+    assert effects.loc[(4000, "decoder"), "l10n"] == pytest.approx(0.25)  # 5 layers x 0.05
+    assert effects.loc[(8000, "encoder"), "l10n"] == pytest.approx(0.01)
+    assert effects.loc[(16000, "encoder"), "l10n"] == pytest.approx(0.02)
+    assert np.isnan(effects.loc[(16000, "decoder"), "l10n"])
+
+
 def test_budget_plans_carry_each_longer_budget_with_its_own_models():
     params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
     params = {

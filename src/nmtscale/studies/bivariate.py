@@ -837,6 +837,26 @@ def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: 
     return float(rows["loss"].iloc[0] - rows["loss"].iloc[-1])
 
 
+def effects_by_budget(
+    table: pd.DataFrame, long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de"
+) -> pd.DataFrame:
+    """Each family's `family_effect` (nats) at every budget: one row per (steps, family), a column per test
+    set; NaN where a budget does not carry both of a family's extremes. `table` holds the chapter's runs,
+    `long_table` those of the longer budgets."""
+    budgets = [(int(table["steps"].max()), table), *((int(b), g) for b, g in long_table.groupby("steps"))]
+    test_sets = [t for t in TEST_SETS if t in set(table["test_set"])]
+    rows = [
+        {
+            "steps": steps,
+            "family": approach,
+            **{t: family_effect(rows, direction, approach, t, seed) for t in test_sets},
+        }
+        for steps, rows in budgets
+        for approach in ("decoder", "encoder")
+    ]
+    return pd.DataFrame(rows).set_index(["steps", "family"])
+
+
 def scale_gates(
     table: pd.DataFrame,
     spread: pd.DataFrame,

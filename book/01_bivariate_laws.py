@@ -154,21 +154,27 @@ if len(failed):
 # %% [markdown]
 # ### Run summary
 #
-# One row per run (the runs at `long_steps` updates included): its depths, encoder and decoder parameters
+# One row per run (the runs at longer budgets included): its depths, encoder and decoder parameters
 # ($N_e$, $N_d$; embeddings and softmax are not counted, as in the paper), target tokens trained on, tokens
-# per parameter, the final loss on each test set, the slope of the test loss over the last 20% of training
-# (nats per doubling of the training steps, mean over the test sets; under the cosine schedule the anneal
-# lowers the loss there, so this is no flatness test) and `above_minimum`, how far the last evaluation lies
-# above the run's lowest (the largest over the test sets: 0 means no run has begun to overfit).
+# per parameter, `epochs` (passes over the direction's training text), the final loss on each test set, the
+# slope of the test loss over the last 20% of training (nats per doubling of the training steps, mean over
+# the test sets; under the cosine schedule the anneal lowers the loss there, so this is no flatness test) and
+# `above_minimum`, how far the last evaluation lies above the run's lowest (the largest over the test sets: 0
+# means no run has begun to overfit).
 
 # %%
-run_summary = bivariate.run_summary(pd.concat([table, long_table], ignore_index=True))
-run_summary.round({"tokens_per_param": 1, "wall_time_s": 0, "slope_last20": 4, "above_minimum": 4})
+text_tokens = bivariate.training_text_tokens(params)  # one pass over each direction's training text
+run_summary = bivariate.run_summary(pd.concat([table, long_table], ignore_index=True), text_tokens)
+run_summary.round(
+    {"tokens_per_param": 1, "epochs": 1, "wall_time_s": 0, "slope_last20": 4, "above_minimum": 4}
+)
 
 # %%
 print(
     f"non-embedding parameters: {run_summary['N'].min():,}-{run_summary['N'].max():,}; tokens per "
-    f"parameter: {run_summary['tokens_per_param'].min():.1f}-{run_summary['tokens_per_param'].max():.1f}"
+    f"parameter: {run_summary['tokens_per_param'].min():.1f}-{run_summary['tokens_per_param'].max():.1f}; "
+    f"epochs over the training text: {run_summary['epochs'].min():.1f}-{run_summary['epochs'].max():.1f} "
+    f"({', '.join(f'{d} {n:,} target tokens a pass' for d, n in text_tokens.items())})"
 )
 worker_minutes = run_summary["wall_time_s"].sum() / 60
 print(

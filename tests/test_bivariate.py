@@ -304,6 +304,9 @@ def test_run_summary_has_one_row_per_run_with_its_worst_rise_above_the_minimum()
     assert len(summary) == 10 and list(summary[["l10n", "ding"]].columns) == ["l10n", "ding"]
     assert (summary["above_minimum"] == 0.03).all(), "the largest over the test sets"
     assert summary["steps"].tolist() == [4000] * 5 + [8000] * 5
+    assert "epochs" not in summary
+    with_epochs = bivariate.run_summary(table, {"en-de": 40})
+    assert (with_epochs["epochs"] == 2.5).all(), "100 target tokens trained on over 40 a pass"
 
 
 def test_budget_curves_keep_the_first_seed_models_trained_at_every_budget():
@@ -434,3 +437,12 @@ def test_the_training_loss_is_its_objective_over_the_last_stretch_and_eq2_is_jud
     claim = bivariate.training_claim(analyses[:1])
     assert claim.verdict == "reproduced" and claim.measured.startswith("en-de: R^2")
     assert bivariate.training_claim([]).verdict == "not testable at this scale"
+
+
+def test_training_text_tokens_count_one_pass_as_the_trainer_counts_tokens():
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    counts = bivariate.training_text_tokens(params)
+    assert set(counts) == set(params["families"])
+    pairs = params["max_train_pairs"]
+    # every target has at least one piece and its EOS, and no smoke sentence is hundreds of pieces long
+    assert all(2 * pairs <= n <= 200 * pairs for n in counts.values()), counts

@@ -22,8 +22,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from nmtscale import charts, laws
+from nmtscale import charts, laws, runs
 from nmtscale.config import RunConfig, from_dict, override
+from nmtscale.engine.data import prepare_data
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
 from nmtscale.laws.uncertainty import Uncertainty
@@ -565,11 +566,13 @@ def held_out_predictions(analyses: Sequence[Analysis]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def run_summary(table: pd.DataFrame) -> pd.DataFrame:
+def run_summary(table: pd.DataFrame, text_tokens: Mapping[str, int] | None = None) -> pd.DataFrame:
     """One row per run of a `sweeps.run_table`: its family, depths, seed, updates, sizes, tokens and wall
     time, the final loss per test set, `slope_last20` (nats per doubling of the steps over the last 20% of
     training, mean over the test sets) and `above_minimum` (how far its last evaluation lies above its lowest,
-    the largest over the test sets: above 0 once a model begins to overfit)."""
+    the largest over the test sets: above 0 once a model begins to overfit). With `text_tokens` (target
+    tokens in one pass over each direction's training text, `training_text_tokens`), `epochs`: the passes
+    over it the run trained for."""
     index = ["direction", "approach", "model", "seed", "steps", "Ne", "Nd", "N", "tokens", "tokens_per_param"]
     index.append("wall_time_s")
     test_sets = [t for t in TEST_SETS if t in set(table["test_set"])]
@@ -577,7 +580,24 @@ def run_summary(table: pd.DataFrame) -> pd.DataFrame:
     keys = ["direction", "model", "seed", "steps"]
     per_run = table.groupby(keys).agg(slope_last20=("slope", "mean"), above_minimum=("above_minimum", "max"))
     summary = losses.merge(per_run.reset_index(), on=keys)
+    if text_tokens is not None:
+        summary.insert(
+            summary.columns.get_loc("tokens_per_param") + 1,
+            "epochs",
+            summary["tokens"] / summary["direction"].map(text_tokens),
+        )
     return summary.sort_values(["direction", "steps", "approach", "N", "seed"]).reset_index(drop=True)
+
+
+def training_text_tokens(params: Mapping[str, Any]) -> dict[str, int]:
+    """Target tokens (with EOS, as the trainer counts them) in one pass over the training text of every
+    direction of ``params["families"]``, at the chapter's vocabulary (the tokenizer comes from the cache)."""
+    base = base_config(params)
+    counts = {}
+    for direction in params["families"]:
+        data = prepare_data(override(base, {"data.directions": [direction]}).data, runs.cache_root())
+        counts[direction] = sum(len(example.tgt) + 1 for example in data.tasks[0])
+    return counts
 
 
 def budget_curves(

@@ -132,11 +132,15 @@ def test_claims_are_computed_from_the_numbers():
     assert verdict.filter(like="pd > pe").iloc[0] == "reproduced"
     assert verdict.filter(like="never saw").iloc[0] == "reproduced"
     assert verdict.filter(like="Eq. 1").iloc[0] == "reproduced"
+    # pe 0.15, pd 0.45: the symmetric split costs ~4%, Nd/N = 0.2 ~50%
+    assert verdict.filter(like="nearly optimal").iloc[0] == "reproduced"
     # an encoder-heavy world: the decoder exponent is the smaller one, and the verdict must say so
     flipped = synthetic_table({**TRUTH, "pe": 0.45, "pd": 0.15})
     verdicts = claims.table(bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread))
     verdicts = verdicts.set_index("claim")
     assert verdicts["verdict"].filter(like="pd > pe").iloc[0] == "not reproduced"
+    # pe 0.45, pd 0.15: the optimum moves to the encoder and the symmetric split costs more than 5%
+    assert verdicts["verdict"].filter(like="nearly optimal").iloc[0] == "not reproduced"
     assert (
         "determined on 2 of 2 test sets; there pd > pe on 0"
         in verdicts["measured"].filter(like="pd > pe").iloc[0]

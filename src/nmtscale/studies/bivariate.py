@@ -45,6 +45,11 @@ from nmtscale.studies.claims import (
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 # Ghorbani App. C, Table 4: the standard deviation of the final loss over 4 seeds, per test set (nats).
 PAPER_SEED_STD = (0.002, 0.006)
+# Ghorbani Fig. 6: symmetric scaling "barely distinguishable" from the optimum, lopsided models "much worse";
+# our thresholds for alpha#/alpha* at the symmetric split and at the ends of the figure's axis.
+SYMMETRIC_RATIO = 1.05
+LOPSIDED_RATIO = 1.1
+LOPSIDED_FRACTIONS = (0.2, 0.8)
 HELD_OUT_APPROACH = "symmetric"
 
 
@@ -1080,8 +1085,12 @@ def claims(
     else:
         pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
     symmetric = quality.dropna(subset=["symmetric_r2"])
-    ratios = [_symmetric_alpha_ratio(a) for a, ok in zip(analyses, both, strict=True) if ok]
-    ratios = [r for r in ratios if np.isfinite(r)]
+    # Fig. 6: alpha#/alpha* at the symmetric split and at the lopsided ends of its axis
+    determined = [a for a, ok in zip(analyses, both, strict=True) if ok]
+    ratios = [(_alpha_ratio(a), max(_alpha_ratio(a, f) for f in LOPSIDED_FRACTIONS)) for a in determined]
+    ratios = [(sym, lop) for sym, lop in ratios if np.isfinite(sym) and np.isfinite(lop)]
+    near_optimal = [sym <= SYMMETRIC_RATIO and lop >= LOPSIDED_RATIO for sym, lop in ratios]
+    lopsided_or = " or ".join(map(str, LOPSIDED_FRACTIONS))
     return [
         graded(
             "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
@@ -1126,16 +1135,19 @@ def claims(
         ),
         graded(
             "Symmetric scaling is nearly optimal; lopsided models pay (Fig. 6)",
-            "alpha#/alpha* barely above 1 at Nd/N ~ 0.55",
-            f"alpha#/alpha* at our symmetric Nd/N: {min(ratios):.3f}-{max(ratios):.3f} on {len(ratios)} "
-            "test sets whose data determine both exponents"
+            "alpha#/alpha* barely above 1 at Nd/N ~ 0.55; lopsided models: a much worse constant",
+            f"alpha#/alpha* at our symmetric Nd/N: {min(r[0] for r in ratios):.3f}-"
+            f"{max(r[0] for r in ratios):.3f}; at Nd/N {lopsided_or}: {min(r[1] for r in ratios):.3f}-"
+            f"{max(r[1] for r in ratios):.3f}, on {len(ratios)} test sets whose data determine both exponents"
             if ratios
             else "no fit whose data determine both exponents",
             (NOT_TESTABLE, undetermined_reason)
             if n_determined == 0
-            else by_count(sum(r <= 1.05 for r in ratios), n_groups),
-            "reproduced if alpha#/alpha* <= 1.05 at the symmetric models' Nd/N on every test set; only fits "
-            "whose data determine both exponents count",
+            else by_count(sum(near_optimal), n_groups),
+            f"reproduced if on every test set alpha#/alpha* <= {SYMMETRIC_RATIO} at the symmetric models' "
+            f"Nd/N and >= {LOPSIDED_RATIO} at the more lopsided of Nd/N {lopsided_or} (thresholds ours: the "
+            "paper says 'barely distinguishable' and 'much worse'); only fits whose data determine both "
+            "exponents count",
         ),
         graded(
             "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
@@ -1166,13 +1178,14 @@ def scale(table: pd.DataFrame) -> list[ScaleStatement]:
     ]
 
 
-def _symmetric_alpha_ratio(a: Analysis) -> float:
-    """alpha#/alpha* at the mean decoder fraction Nd/N of the symmetric models; NaN without symmetric models
-    or without an interior optimum (an exponent of zero)."""
+def _alpha_ratio(a: Analysis, fraction: float | None = None) -> float:
+    """alpha#/alpha* at the decoder fraction Nd/N `fraction` (default: the mean of the symmetric models);
+    NaN without symmetric models or without an interior optimum (an exponent of zero)."""
     alpha, pe, pd_ = (a.bivariate.params[k] for k in ("alpha", "pe", "pd"))
     symmetric = a.held_out_points
-    if pe <= 0 or pd_ <= 0 or symmetric.empty:
+    if pe <= 0 or pd_ <= 0 or (fraction is None and symmetric.empty):
         return np.nan
-    fraction = float((symmetric["Nd"] / symmetric["N"]).mean())
+    if fraction is None:
+        fraction = float((symmetric["Nd"] / symmetric["N"]).mean())
     sharp = laws.alpha_sharp(alpha, pe, pd_, a.ne_bar, a.nd_bar, fraction)
     return float(sharp / laws.alpha_star(alpha, pe, pd_, a.ne_bar, a.nd_bar))

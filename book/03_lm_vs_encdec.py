@@ -491,7 +491,6 @@ per_direction = ml.pivot_table(
 per_direction
 
 # %%
-zero_shot = ml[ml["kind"] == "zero-shot"]
 arch.zero_shot_chart(ml)
 
 # %% [markdown]
@@ -545,7 +544,6 @@ transfer.pivot_table(index=["size", "variant"], columns="group", values=["loss",
 # multilingual ones borrow the bilingual seed noise. Each row gives its rule and noise level.
 
 # %%
-noise_threshold = 2 * np.sqrt(2) * seed_std
 claims.show(arch.claims(table, seed_std, exponents, settings, compute, ml, transfer))
 
 # %% [markdown]
@@ -554,41 +552,23 @@ claims.show(arch.claims(table, seed_std, exponents, settings, compute, ml, trans
 # Generated from this run's tables, so the text cannot drift from the results.
 
 # %%
-finished = table.drop_duplicates("run_id")
-supervised_bleu = ml.loc[ml["kind"] != "zero-shot", "bleu"]
-lines = [
-    f"- {len(finished)} bilingual runs on {', '.join(pairs)} ({len(plan)} models), {finished['N'].min():,}-"
-    f"{finished['N'].max():,} non-embedding parameters, {steps} updates of ~{max_tokens} target tokens; "
-    f"over the second half of training the loss still fell {-per_run['slope_2nd_half'].max():.3f}-"
-    f"{-per_run['slope_2nd_half'].min():.3f} nats per doubling of the steps.",
-    f"- Seed noise: {seed_std:.4f} nats standard deviation of the final loss; a difference between two "
-    f"runs counts above {noise_threshold:.3f} nats.",
-]
-for pair in pairs:
-    gap_summary = arch.gaps_to_encdec(table[table["group"] == pair])
-    lines.append(
-        f"- {pair}, mean loss over test sets, gap to EncDec at equal size: "
-        + "; ".join(
-            f"{v} " + ", ".join(f"{g:+.3f}" for g in group.sort_values("size")["gap"])
-            for v, group in gap_summary.groupby("variant")
+display(
+    Markdown(
+        arch.verdict_numbers(
+            table,
+            len(plan),
+            steps,
+            max_tokens,
+            per_run,
+            seed_std,
+            exponents,
+            translations,
+            decode_sentences,
+            ml,
+            ml_steps,
         )
-        + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))})."
     )
-wide_gaps = arch.wide_minus_deep(table)
-lines += [
-    f"- LM + Wide minus LM + Deep: behind in {int((wide_gaps > 0).sum())} of {len(wide_gaps)} comparisons, "
-    f"beyond {noise_threshold:.3f} nats in {int((wide_gaps > noise_threshold).sum())}.",
-    f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
-    f"{exponents['alpha'].max():.3f}; median 95% interval width "
-    f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",
-    f"- BLEU of the bilingual models ({decode_sentences} sentences per set): "
-    f"{translations['bleu'].min():.1f}-{translations['bleu'].max():.1f}.",
-    f"- Multilingual ({ml_steps} updates): supervised BLEU {supervised_bleu.min():.1f}-"
-    f"{supervised_bleu.max():.1f}, zero-shot BLEU {zero_shot['bleu'].min():.1f}-"
-    f"{zero_shot['bleu'].max():.1f}, zero-shot off-target rate {zero_shot['off_target_rate'].min():.2f}-"
-    f"{zero_shot['off_target_rate'].max():.2f}.",
-]
-display(Markdown("\n".join(lines)))
+)
 
 # %% [markdown]
 # ## Re-running this chapter

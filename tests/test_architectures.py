@@ -535,3 +535,18 @@ def test_the_chapter_charts_fit_two_panels_a_row():
     _, _, _, _, ml, _ = synthetic_results()
     zero_shot = arch.zero_shot_chart(ml.assign(off_target_rate=0.5)).to_dict()
     assert zero_shot["columns"] == 2 and len(zero_shot["concat"]) == 3
+
+
+def test_verdict_numbers_are_read_from_the_chapter_tables():
+    table, exponents, _, _, ml, _ = synthetic_results()
+    table = table.assign(
+        group="en-de", run_id=table["variant"] + table["size"].astype(str), N=1000 * table["size"]
+    )
+    per_run = pd.DataFrame({"slope_2nd_half": [-0.05, -0.01]})
+    translations = pd.DataFrame({"bleu": [1.5, 4.25]})
+    text = arch.verdict_numbers(table, 21, 400, 1024, per_run, 0.005, exponents, translations, 100, ml, 800)
+    assert text.startswith("- 21 bilingual runs on en-de (21 models), 1,000-3,000 non-embedding parameters")
+    assert "still fell 0.010-0.050 nats per doubling" in text
+    assert "a difference between two runs counts above 0.014 nats" in text
+    assert "BLEU of the bilingual models (100 sentences per set): 1.5-4.2." in text
+    assert "zero-shot off-target rate 0.30-0.70" in text

@@ -666,6 +666,65 @@ def claims(
     ]
 
 
+def verdict_numbers(
+    table: pd.DataFrame,
+    n_models: int,
+    steps: int,
+    max_tokens: int,
+    per_run: pd.DataFrame,
+    seed_std: float,
+    exponents: pd.DataFrame,
+    translations: pd.DataFrame,
+    decode_sentences: int,
+    ml: pd.DataFrame,
+    ml_steps: int,
+) -> str:
+    """The chapter's "numbers behind the verdicts" as Markdown bullets, from its tables: the bilingual runs
+    (`table`, with a `group` per language pair; `n_models` planned, trained for `steps` updates of about
+    `max_tokens` target tokens; `per_run` with `slope_2nd_half`), the seed noise, the gaps to EncDec, LM +
+    Wide against LM + Deep, the Eq. 7 exponents, the BLEU of the bilingual `translations` and of the
+    multilingual runs (`ml`, `translation_table` rows, trained for `ml_steps`)."""
+    finished = table.drop_duplicates("run_id")
+    pairs = list(table["group"].unique())
+    noise_threshold = 2 * math.sqrt(2) * seed_std
+    supervised_bleu = ml.loc[ml["kind"] != "zero-shot", "bleu"]
+    zero_shot = ml[ml["kind"] == "zero-shot"]
+    lines = [
+        f"- {len(finished)} bilingual runs on {', '.join(pairs)} ({n_models} models), "
+        f"{finished['N'].min():,}-{finished['N'].max():,} non-embedding parameters, {steps} updates of "
+        f"~{max_tokens} target tokens; over the second half of training the loss still fell "
+        f"{-per_run['slope_2nd_half'].max():.3f}-{-per_run['slope_2nd_half'].min():.3f} nats per doubling of "
+        "the steps.",
+        f"- Seed noise: {seed_std:.4f} nats standard deviation of the final loss; a difference between two "
+        f"runs counts above {noise_threshold:.3f} nats.",
+    ]
+    for pair in pairs:
+        gap_summary = gaps_to_encdec(table[table["group"] == pair])
+        lines.append(
+            f"- {pair}, mean loss over test sets, gap to EncDec at equal size: "
+            + "; ".join(
+                f"{v} " + ", ".join(f"{g:+.3f}" for g in group.sort_values("size")["gap"])
+                for v, group in gap_summary.groupby("variant")
+            )
+            + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))})."
+        )
+    wide_gaps = wide_minus_deep(table)
+    lines += [
+        f"- LM + Wide minus LM + Deep: behind in {int((wide_gaps > 0).sum())} of {len(wide_gaps)} "
+        f"comparisons, beyond {noise_threshold:.3f} nats in {int((wide_gaps > noise_threshold).sum())}.",
+        f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
+        f"{exponents['alpha'].max():.3f}; median 95% interval width "
+        f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",
+        f"- BLEU of the bilingual models ({decode_sentences} sentences per set): "
+        f"{translations['bleu'].min():.1f}-{translations['bleu'].max():.1f}.",
+        f"- Multilingual ({ml_steps} updates): supervised BLEU {supervised_bleu.min():.1f}-"
+        f"{supervised_bleu.max():.1f}, zero-shot BLEU {zero_shot['bleu'].min():.1f}-"
+        f"{zero_shot['bleu'].max():.1f}, zero-shot off-target rate {zero_shot['off_target_rate'].min():.2f}-"
+        f"{zero_shot['off_target_rate'].max():.2f}.",
+    ]
+    return "\n".join(lines)
+
+
 def _compute_claim(compute: pd.DataFrame) -> Claim:
     per_size = compute.set_index(["variant", "size"])
     lm_rows = per_size.drop(index=ENCDEC, level="variant")

@@ -377,11 +377,16 @@ if lr_sweep:
         f"{e}L-{baseline_layers[1]}L" for e in (min(long_models["encoder"]), max(long_models["encoder"]))
     )
     deficit = best["loss"].loc[deep] - best["loss"].loc[shallow]
+    # a rate listed twice trains a second seed: how far apart two seeds end at one rate
+    seed_differences = bivariate.rate_seed_differences(lr_table)
+    print("largest difference between two seeds of one model at one peak rate (nats):")
+    display(seed_differences.round(3))
 else:
     print("lr_sweep is empty at this scale: no peak-rate sweep")
-    deficit = pd.Series([np.nan])
-glue("encoder_deficit_best_min", float(deficit.min()), display=False)
-glue("encoder_deficit_best_max", float(deficit.max()), display=False)
+    deficit = seed_differences = pd.DataFrame([np.nan])
+glue("encoder_deficit_best_min", float(pd.DataFrame(deficit).min().min()), display=False)
+glue("encoder_deficit_best_max", float(pd.DataFrame(deficit).max().max()), display=False)
+glue("rate_seed_difference_max", float(seed_differences.max().max()), display=False)
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)

@@ -259,6 +259,21 @@ def test_effects_by_budget_give_each_family_its_effect_where_the_budget_carries_
     assert np.isnan(effects.loc[(16000, "decoder"), "l10n"])
 
 
+def test_rate_seed_differences_compare_the_seeds_of_one_model_at_one_rate():
+    table = pd.DataFrame(
+        {
+            "model": ["2L-2L"] * 4 + ["1L-2L"],
+            "lr": [0.004, 0.004, 0.003, 0.004, 0.004],
+            "seed": [0, 1, 0, 2, 0],
+            "test_set": ["l10n"] * 5,
+            "loss": [3.45, 3.25, 3.3, 3.3, 3.2],
+        }
+    )
+    differences = bivariate.rate_seed_differences(table)
+    assert list(differences.index) == [("2L-2L", 0.004)], "one seed per rate elsewhere"
+    assert differences.loc[("2L-2L", 0.004), "l10n"] == pytest.approx(0.2)
+
+
 def test_budget_plans_carry_each_longer_budget_with_its_own_models():
     params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
     params = {

@@ -786,6 +786,15 @@ def best_rates(table: pd.DataFrame) -> pd.DataFrame:
     return best.pivot_table(index="model", columns="test_set", values=["loss", "lr"])
 
 
+def rate_seed_differences(table: pd.DataFrame) -> pd.DataFrame:
+    """For every model and peak rate of a `learning_rate_table` trained with two or more seeds: the largest
+    difference between its seeds' final losses (nats) per test set, one row per (model, lr)."""
+    losses = table.groupby(["model", "lr", "test_set"])["loss"]
+    repeated = losses.count() >= 2
+    spread = (losses.max() - losses.min())[repeated]
+    return spread.unstack("test_set")[[t for t in TEST_SETS if t in set(table["test_set"])]]
+
+
 def learning_rate_chart(table: pd.DataFrame) -> alt.FacetChart:
     """`learning_rate_table` as final loss against peak rate, one line per model (the mean over its seeds,
     each seed a point), one panel per test set."""

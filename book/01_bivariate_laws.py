@@ -119,7 +119,7 @@ from nmtscale.studies import bivariate, claims, sweeps
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
-pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
+book.show_tables_for_readers()
 started = time.perf_counter()
 
 # %% [markdown]

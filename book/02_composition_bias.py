@@ -126,7 +126,7 @@ from nmtscale.studies import bivariate, claims, composition, sweeps
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
-pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
+book.show_tables_for_readers()
 TEST_SETS = bivariate.TEST_SETS
 started = time.perf_counter()
 chapter1 = book.load_parameters("01_bivariate_laws", scale, chapter1_overrides)

@@ -130,7 +130,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import charts, corpus, runs
+from nmtscale import book, charts, corpus, runs
 from nmtscale.config import override
 from nmtscale.studies import architectures as arch
 from nmtscale.studies import bivariate, claims
@@ -138,7 +138,7 @@ from nmtscale.studies import bivariate, claims
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
-pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
+book.show_tables_for_readers()
 TEST_SETS = ["l10n", "story", "ding"]
 SOURCE_ORIGINAL, TARGET_ORIGINAL = ["l10n", "story"], ["ding"]
 started = time.perf_counter()

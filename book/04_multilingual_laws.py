@@ -114,14 +114,14 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import charts, laws, runs
+from nmtscale import book, charts, laws, runs
 from nmtscale.config import config_hash
 from nmtscale.studies import claims, multilingual
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
-pd.set_option("display.width", 200, "display.max_columns", 30, "display.precision", 4)
+book.show_tables_for_readers()
 started = time.perf_counter()
 params = {name: value for name, value in globals().items() if name in multilingual.PARAMETER_NAMES}
 

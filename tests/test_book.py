@@ -327,3 +327,15 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     for chapter in book.PAGES:
         assert (ROOT / "_build" / "smoke" / "screenshots" / f"{chapter}.png").stat().st_size > 0
     assert len(book.chapter_claims("smoke", ROOT)) == len(book.CLAIM_CHAPTERS), "every chapter shows claims"
+
+
+def test_reader_number_writes_four_significant_digits_and_an_exponent_only_far_out():
+    assert [book.reader_number(x) for x in (0.0, 3.28512, 0.083122, 0.1019, 11426.85)] == [
+        "0",
+        "3.285",
+        "0.08312",
+        "0.1019",
+        "11,427",
+    ]
+    assert book.reader_number(2.0169e-35) == "2.017e-35" and book.reader_number(1.1458e105) == "1.146e+105"
+    assert book.reader_number(-0.0105) == "-0.01050" and book.reader_number(float("inf")) == "inf"

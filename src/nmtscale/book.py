@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import html.parser
+import math
 import os
 import re
 import shutil
@@ -249,6 +250,24 @@ def output_noise(notebook_path: Path) -> list[str]:
                     quoted = text[max(0, match.start() - 40) : match.end() + 40].replace("\n", " ")
                     found.append(f"{notebook_path.name} cell {number}: {name}: ...{quoted}...")
     return found
+
+
+def reader_number(x: float) -> str:
+    """How the chapters' tables print a float: four significant digits written out between 1e-4 and 1e6 (with
+    thousands separators), so a column never mixes `8.3122e-02` with `0.1019`; an exponent only outside."""
+    if x == 0:
+        return "0"
+    if not 1e-4 <= abs(x) < 1e6:
+        return f"{x:.3e}"
+    decimals = max(0, 3 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
+
+
+def show_tables_for_readers() -> None:
+    """The pandas display settings of every chapter: wide tables on one line, floats by `reader_number`."""
+    import pandas as pd
+
+    pd.set_option("display.width", 200, "display.max_columns", 30, "display.float_format", reader_number)
 
 
 def stale_chapters(

@@ -338,4 +338,6 @@ def test_reader_number_writes_four_significant_digits_and_an_exponent_only_far_o
         "11,427",
     ]
     assert book.reader_number(2.0169e-35) == "2.017e-35" and book.reader_number(1.1458e105) == "1.146e+105"
-    assert book.reader_number(-0.0105) == "-0.01050" and book.reader_number(float("inf")) == "inf"
+    assert book.reader_number(-0.0105) == "-0.0105" and book.reader_number(float("inf")) == "inf"
+    assert book.reader_number(0.002) == "0.002" and book.reader_number(3.2) == "3.2"
+    assert book.reader_number(1200.0) == "1,200", "no trailing zero cut from an integer part"

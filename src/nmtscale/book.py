@@ -253,14 +253,16 @@ def output_noise(notebook_path: Path) -> list[str]:
 
 
 def reader_number(x: float) -> str:
-    """How the chapters' tables print a float: four significant digits written out between 1e-4 and 1e6 (with
-    thousands separators), so a column never mixes `8.3122e-02` with `0.1019`; an exponent only outside."""
+    """How the chapters' tables print a float: at most four significant digits, written out between 1e-4 and
+    1e6 (with thousands separators, without trailing zeros, so a rounded 0.002 stays 0.002), so a column never
+    mixes `8.3122e-02` with `0.1019`; an exponent only outside."""
     if x == 0:
         return "0"
     if not 1e-4 <= abs(x) < 1e6:
         return f"{x:.3e}"
     decimals = max(0, 3 - math.floor(math.log10(abs(x))))
-    return f"{x:,.{decimals}f}"
+    written = f"{x:,.{decimals}f}"
+    return written.rstrip("0").rstrip(".") if "." in written else written
 
 
 def show_tables_for_readers() -> None:

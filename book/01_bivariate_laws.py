@@ -353,7 +353,7 @@ for (steps_trained, family), row in effects.iterrows():  # quoted in the discuss
         glue(f"effect_{family}_{steps_trained}_{test_set}", float(value), display=False)
 encoder_effects = effects.xs("encoder", level="family").dropna()
 en_de_std = spread.loc[spread["direction"] == "en-de", "std"].max()
-interval = 1.96 * np.sqrt(2) * en_de_std
+interval = bivariate.difference_interval(en_de_std)
 glue("encoder_last_steps", f"{encoder_effects.index[-1]:,}", display=False)
 for test_set, value in encoder_effects.iloc[-1].items():
     glue(f"encoder_last_{test_set}", float(value), display=False)
@@ -393,10 +393,9 @@ if lr_sweep:
     display(seed_differences.round(3))
 else:
     print("lr_sweep is empty at this scale: no peak-rate sweep")
-    deficit = seed_differences = pd.DataFrame([np.nan])
+    deficit = pd.DataFrame([np.nan])
 glue("encoder_deficit_best_min", float(pd.DataFrame(deficit).min().min()), display=False)
 glue("encoder_deficit_best_max", float(pd.DataFrame(deficit).max().max()), display=False)
-glue("rate_seed_difference_max", float(seed_differences.max().max()), display=False)
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)

@@ -235,9 +235,7 @@ def test_output_noise_finds_warnings_tracebacks_and_machine_paths(tmp_path):
 
 
 def test_the_committed_pages_show_no_warning_traceback_or_machine_path():
-    noise = [
-        line for page in book.PAGES for line in book.output_noise(book.executed_notebook(page, "cpu", ROOT))
-    ]
+    noise = book.pages_noise("cpu", ROOT)
     assert not noise, "\n".join(noise)
 
 
@@ -318,9 +316,7 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
     too_wide = {p.page.stem: p.too_wide for p in pages if p.too_wide}
     assert not too_wide, f"charts wider than the {book.COLUMN_WIDTH_PX} px text column: {too_wide}"
-    noise = [
-        line for page in book.PAGES for line in book.output_noise(book.executed_notebook(page, "smoke", ROOT))
-    ]
+    noise = book.pages_noise("smoke", ROOT)
     assert not noise, "warnings, tracebacks or absolute paths in the smoke pages:\n" + "\n".join(noise)
     assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
     assert pages[0].formulas >= 1, "the introduction has formulas to check"

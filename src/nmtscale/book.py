@@ -252,6 +252,11 @@ def output_noise(notebook_path: Path) -> list[str]:
     return found
 
 
+def pages_noise(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[str]:
+    """`output_noise` of every executed page of the book at `scale`."""
+    return [line for page in PAGES for line in output_noise(executed_notebook(page, scale, root))]
+
+
 def reader_number(x: float) -> str:
     """How the chapters' tables print a float: at most four significant digits, written out between 1e-4 and
     1e6 (with thousands separators, without trailing zeros, so a rounded 0.002 stays 0.002), so a column never
@@ -616,7 +621,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     wide = sum(len(r.too_wide) for r in results)
     drawn = sum(len(r.chart_widths) for r in results)
     print(f"charts wider than the {COLUMN_WIDTH_PX} px column: {wide} of {drawn} (gate: 0)")
-    noise = [line for page in PAGES for line in output_noise(executed_notebook(page, args.scale))]
+    noise = pages_noise(args.scale)
     print(f"warnings, tracebacks and absolute paths in the pages' outputs: {len(noise)} (gate: 0)")
     for line in noise:
         print(f"  {line}")

@@ -86,7 +86,8 @@ def collate(examples: Sequence[Example]) -> Batch:
     )
 
 
-def _target_positions(example: Example) -> int:
+def target_positions(example: Example) -> int:
+    """The target tokens an example trains on: its target and EOS (what `tokens_seen` counts)."""
     return len(example.tgt) + 1
 
 
@@ -108,7 +109,7 @@ def _cut_by_budget(target_positions: Sequence[int], max_tokens: int) -> list[lis
 
 def eval_batches(examples: Sequence[Example], max_tokens: int) -> Iterator[Batch]:
     """Batches of about `max_tokens` target tokens covering every example exactly once, in order."""
-    for run in _cut_by_budget([_target_positions(example) for example in examples], max_tokens):
+    for run in _cut_by_budget([target_positions(example) for example in examples], max_tokens):
         yield collate([examples[i] for i in run])
 
 
@@ -175,7 +176,7 @@ class BatchStream:
         self._cursors = [(0, 0)] * len(tasks)  # (epoch, position) of each task at the start of the pool
         self._permutations: dict[int, tuple[int, np.ndarray]] = {}
         self._target_lengths = [
-            np.array([_target_positions(ex) for ex in task], dtype=np.int64) for task in tasks
+            np.array([target_positions(ex) for ex in task], dtype=np.int64) for task in tasks
         ]
         self._source_lengths = [np.array([len(ex.src) for ex in task], dtype=np.int64) for task in tasks]
         self._pool = self._build_pool()
@@ -193,7 +194,7 @@ class BatchStream:
         self._batch_in_pool += 1
         examples = [self.tasks[task][index] for task, index in drawn]
         for (task, _), example in zip(drawn, examples, strict=True):
-            self.tokens_seen[task] += _target_positions(example)
+            self.tokens_seen[task] += target_positions(example)
         return collate(examples)
 
     def state_dict(self) -> dict:

@@ -641,7 +641,7 @@ def claims(
     measured tokens_per_s; multilingual, transfer: `translation_table` rows (transfer: the low-resource
     direction's).
     """
-    noise = Noise(2 * math.sqrt(2) * seed_std, f"2 std of a difference of two runs (seed std {seed_std:.4f})")
+    noise = Noise(difference_noise(seed_std), f"2 std of a difference of two runs (seed std {seed_std:.4f})")
     change_noise = Noise(4 * seed_std, f"2 std of a change between two differences (seed std {seed_std:.4f})")
     found: list[Claim] = []
     if "group" in table:
@@ -666,6 +666,11 @@ def claims(
     ]
 
 
+def difference_noise(seed_std: float) -> float:
+    """When a difference between two single runs counts: twice its standard deviation, 2 sqrt(2) seed_std."""
+    return 2 * math.sqrt(2) * seed_std
+
+
 def verdict_numbers(
     table: pd.DataFrame,
     n_models: int,
@@ -686,7 +691,7 @@ def verdict_numbers(
     multilingual runs (`ml`, `translation_table` rows, trained for `ml_steps`)."""
     finished = table.drop_duplicates("run_id")
     pairs = list(table["group"].unique())
-    noise_threshold = 2 * math.sqrt(2) * seed_std
+    noise_threshold = difference_noise(seed_std)
     supervised_bleu = ml.loc[ml["kind"] != "zero-shot", "bleu"]
     zero_shot = ml[ml["kind"] == "zero-shot"]
     lines = [

@@ -24,6 +24,7 @@ import pandas as pd
 
 from nmtscale import charts, laws, runs
 from nmtscale.config import RunConfig, from_dict, override
+from nmtscale.engine.batching import target_positions
 from nmtscale.engine.data import prepare_data
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
@@ -601,7 +602,7 @@ def training_text_tokens(params: Mapping[str, Any]) -> dict[str, int]:
     counts = {}
     for direction in params["families"]:
         data = prepare_data(override(base, {"data.directions": [direction]}).data, runs.cache_root())
-        counts[direction] = sum(len(example.tgt) + 1 for example in data.tasks[0])
+        counts[direction] = sum(map(target_positions, data.tasks[0]))
     return counts
 
 
@@ -871,6 +872,12 @@ def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: 
     return float(rows["loss"].iloc[0] - rows["loss"].iloc[-1])
 
 
+def difference_interval(std: float) -> float:
+    """Half-width of the 95% interval of the difference of two single runs whose final loss has seed
+    standard deviation `std`."""
+    return 1.96 * math.sqrt(2) * std
+
+
 def effects_by_budget(
     table: pd.DataFrame, long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de"
 ) -> pd.DataFrame:
@@ -883,9 +890,9 @@ def effects_by_budget(
         {
             "steps": steps,
             "family": approach,
-            **{t: family_effect(rows, direction, approach, t, seed) for t in test_sets},
+            **{t: family_effect(runs_at, direction, approach, t, seed) for t in test_sets},
         }
-        for steps, rows in budgets
+        for steps, runs_at in budgets
         for approach in ("decoder", "encoder")
     ]
     return pd.DataFrame(rows).set_index(["steps", "family"])
@@ -931,7 +938,7 @@ def scale_gates(
             )
         )
         encoder = family_effect(rows, direction, "encoder", test_set, seed)
-        half = 1.96 * math.sqrt(2) * std
+        half = difference_interval(std)
         gates.append(
             Gate(
                 f"encoder effect, {direction} {test_set} (nats)",
@@ -1188,13 +1195,11 @@ def scale(table: pd.DataFrame) -> list[ScaleStatement]:
 
 
 def _alpha_ratio(a: Analysis, fraction: float | None = None) -> float:
-    """alpha#/alpha* at the decoder fraction Nd/N `fraction` (default: the mean of the symmetric models);
-    NaN without symmetric models or without an interior optimum (an exponent of zero)."""
-    alpha, pe, pd_ = (a.bivariate.params[k] for k in ("alpha", "pe", "pd"))
-    symmetric = a.held_out_points
-    if pe <= 0 or pd_ <= 0 or (fraction is None and symmetric.empty):
-        return np.nan
+    """alpha#/alpha* (`allocation`) at the decoder fraction Nd/N `fraction` (default: the mean of the
+    symmetric models); NaN without symmetric models or without an interior optimum (an exponent of zero)."""
     if fraction is None:
-        fraction = float((symmetric["Nd"] / symmetric["N"]).mean())
-    sharp = laws.alpha_sharp(alpha, pe, pd_, a.ne_bar, a.nd_bar, fraction)
-    return float(sharp / laws.alpha_star(alpha, pe, pd_, a.ne_bar, a.nd_bar))
+        if a.held_out_points.empty:
+            return np.nan
+        fraction = float((a.held_out_points["Nd"] / a.held_out_points["N"]).mean())
+    ratios = allocation([a], [fraction])
+    return float(ratios["alpha_ratio"].iloc[0]) if len(ratios) else np.nan

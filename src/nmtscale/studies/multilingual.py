@@ -392,6 +392,16 @@ def size_grid(n_params, n_points: int = 40) -> np.ndarray:
     return np.geomspace(n_params.min(), n_params.max(), n_points)
 
 
+def max_pairwise_z(values: np.ndarray, errors: np.ndarray) -> float:
+    """The largest difference between two of `values` in units of their combined standard error
+    (sqrt(e_i^2 + e_j^2)); 0 for equal values, inf for different values without error."""
+    gaps = np.abs(values[:, None] - values[None, :])
+    scale = np.sqrt(errors[:, None] ** 2 + errors[None, :] ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(gaps > 0, gaps / scale, 0.0)
+    return float(np.nanmax(z))
+
+
 def flatness(coefficients: pd.DataFrame) -> pd.DataFrame:
     """How much each coefficient of the per-weight fits moves with the weight, against its uncertainty.
 
@@ -403,17 +413,15 @@ def flatness(coefficients: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for key, group in coefficients.groupby([*GROUP, "parameter"]):
-        estimate, error = group["estimate"].to_numpy(), group["std_error"].to_numpy()
-        gaps = np.abs(estimate[:, None] - estimate[None, :])
-        scale = np.sqrt(error[:, None] ** 2 + error[None, :] ** 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(gaps > 0, gaps / scale, 0.0)
+        estimate = group["estimate"].to_numpy()
         low, high = estimate.min(), estimate.max()
         rows.append(
             {
                 **dict(zip([*GROUP, "parameter"], key, strict=True)),
                 "weights": len(group),
-                "max_z": float(np.nanmax(z)) if len(group) > 1 else math.nan,
+                "max_z": max_pairwise_z(estimate, group["std_error"].to_numpy())
+                if len(group) > 1
+                else math.nan,
                 "ratio": float(high / low) if low > 0 else math.inf,
                 "undetermined": int((group["undetermined"] != "").sum()),
             }
@@ -1049,10 +1057,9 @@ def _size_independence_claim(per_size: pd.DataFrame) -> Claim:
     for _, group in per_size.groupby([*GROUP, "weight"]):
         if len(group) < 2:
             continue
-        f, error = group["f"].to_numpy(), group["std_error"].to_numpy()
-        z = np.abs(f[:, None] - f[None, :]) / np.sqrt(error[:, None] ** 2 + error[None, :] ** 2 + 1e-300)
+        f = group["f"].to_numpy()
         compared += 1
-        agree += bool(z.max() <= 2)
+        agree += max_pairwise_z(f, group["std_error"].to_numpy()) <= 2
         worst = max(worst, float(f.max() / f.min()))
     return graded(
         "The effective fraction f_i(p) does not depend on the model size (Sec. 3.3, Eq. 10)",

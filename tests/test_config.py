@@ -67,6 +67,20 @@ def test_the_optimizer_kernel_keeps_old_ids_at_its_default_and_fused_needs_adamw
         from_dict({"train": {"optimizer_kernel": "fused"}})
 
 
+@pytest.mark.parametrize(
+    ("section", "key", "fast"),
+    [
+        ("model", "attention_dropout_mask", "random16"),
+        ("train", "loss_kernel", "fused"),
+        ("train", "cpu_precision", "bf16"),
+    ],
+)
+def test_the_fast_cpu_paths_keep_old_ids_at_their_defaults_and_name_new_runs(section, key, fast):
+    default = from_dict({section: {key: getattr(from_dict({}), section).__dict__[key]}})
+    assert config_hash(default) == "96f2728055d0d4e3"
+    assert config_hash(from_dict({section: {key: fast}})) != "96f2728055d0d4e3"
+
+
 def test_the_engine_version_is_part_of_the_run_id(monkeypatch):
     before = config_hash(from_dict({}))
     monkeypatch.setattr(config_module, "ENGINE_VERSION", 99)

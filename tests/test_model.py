@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmtscale.engine.model import ARCHITECTURES, Dropout, ModelConfig, build_model
+from nmtscale.engine.model import ARCHITECTURES, Attention, Dropout, ModelConfig, build_model
 from nmtscale.engine.tokenizer import BOS, PAD
 from nmtscale.train import autocast
 
@@ -171,6 +171,7 @@ def test_num_params_excludes_embeddings_and_softmax():
         ({"activation": "swish"}, "activation"),
         ({"dropout": 1.0}, "dropout"),
         ({"dropout_mask": "uniform"}, "dropout_mask"),
+        ({"attention_dropout_mask": "flash"}, "attention_dropout_mask"),
         ({"enc_layers": 0}, "enc_layers"),
     ],
 )
@@ -204,6 +205,47 @@ def test_dropout_masks_agree_on_rate_and_scale_but_draw_differently():
         assert abs((outputs[mask] == 0).float().mean().item() - 0.25) < 0.02
         assert outputs[mask].max().item() == pytest.approx(4 / 3, rel=1e-4)
     assert not torch.equal(outputs["bernoulli"], outputs["random16"])
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_own_attention_gives_sdpas_outputs_and_gradients(arch):
+    """attention_dropout_mask random16 trains through the model's own attention arithmetic: with its dropout
+    switched off it matches SDPA's outputs and gradients under every architecture's masks (source padding,
+    causal, prefix, the relative-position bias)."""
+    options = {"position": "relative"} if arch in ("encdec", "prefixlm") else {}
+    sdpa = tiny_model(arch, attention_dropout=0.1, **options).train()
+    own = tiny_model(arch, attention_dropout=0.1, attention_dropout_mask="random16", **options).train()
+    for module in sdpa.modules():
+        if isinstance(module, Attention):
+            module.dropout = 0.0
+    for module in own.modules():
+        if isinstance(module, Attention):
+            module.own_dropout.p = 0.0  # still the own path (module.dropout > 0), with nothing dropped
+    src, tgt_in = random_batch(3, 7, 5)
+    src[0, -3:] = PAD
+    losses = {}
+    for name, model in (("sdpa", sdpa), ("own", own)):
+        output = model(src, tgt_in)
+        losses[name] = output.tgt_logits.logsumexp(-1).sum()
+        losses[name].backward()
+    assert losses["own"].item() == pytest.approx(losses["sdpa"].item(), rel=1e-5)
+    for (name, a), b in zip(own.named_parameters(), sdpa.parameters(), strict=True):
+        assert torch.allclose(a.grad, b.grad, atol=1e-5), name
+
+
+def test_own_attention_drops_probabilities_only_while_training():
+    model = tiny_model("encdec", attention_dropout=0.3, attention_dropout_mask="random16")
+    src, tgt_in = random_batch(2, 6, 4)
+    evaluated = model(src, tgt_in).tgt_logits
+    sdpa = tiny_model("encdec", attention_dropout=0.3)
+    assert torch.allclose(evaluated, sdpa(src, tgt_in).tgt_logits, atol=1e-6)  # same weights, no dropout
+    model.train()
+    torch.manual_seed(1)
+    first = model(src, tgt_in).tgt_logits
+    torch.manual_seed(2)
+    assert not torch.allclose(first, model(src, tgt_in).tgt_logits)
+    torch.manual_seed(1)
+    assert torch.equal(first, model(src, tgt_in).tgt_logits)  # masks from torch's seeded generator
 
 
 def test_learned_positions_refuse_sequences_past_their_table():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from toy import tiny_config, train_whole_and_resumed
 from nmtscale import record
 from nmtscale import train as trainer
 from nmtscale.engine.batching import collate
+from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
 
 
@@ -166,6 +168,55 @@ def test_the_fused_adamw_kernel_trains_like_the_default_and_resumes_bit_identica
     assert default.final_loss == pytest.approx(whole.final_loss, abs=1e-4)
     for name, tensor in final_weights(tmp_path / "whole").items():
         assert torch.allclose(tensor, final_weights(tmp_path / "default")[name], atol=1e-4), name
+
+
+@pytest.mark.parametrize(("smoothing", "cap"), [(0.0, None), (0.1, None), (0.1, 5.0)])
+def test_the_fused_loss_gives_torchs_sum_and_gradient(smoothing, cap):
+    generator = torch.Generator().manual_seed(0)
+    logits = (3 * torch.randn(4, 6, 50, generator=generator)).requires_grad_()
+    targets = torch.randint(1, 50, (4, 6), generator=generator)
+    targets[0, 2:] = targets[3, 5:] = PAD
+    values, grads = [], []
+    for kernel in ("default", "fused"):
+        loss = trainer.token_loss_sum(logits, targets, cap, smoothing, kernel)
+        (grad,) = torch.autograd.grad(2.5 * loss, logits)  # an upstream gradient other than 1
+        values.append(loss.item())
+        grads.append(grad)
+    assert values[1] == pytest.approx(values[0], rel=1e-6)
+    assert torch.allclose(grads[1], grads[0], atol=1e-6)
+    assert torch.all(grads[1][0, 2:] == 0)  # padding positions get no gradient
+
+
+def test_cpu_bf16_autocast_runs_only_where_the_processor_multiplies_bf16(monkeypatch):
+    cpu = torch.device("cpu")
+    for native, precision, expected in [(True, "bf16", True), (True, "fp32", False), (False, "bf16", False)]:
+        monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda native=native: native)
+        with trainer.autocast(cpu, precision):
+            assert torch.is_autocast_enabled("cpu") is expected, (native, precision)
+    assert isinstance(record.provenance(1)["cpu_native_bf16"], bool)
+
+
+def test_the_fast_cpu_path_learns_like_the_default_and_resumes_bit_identical(tmp_path, toy_data, monkeypatch):
+    """Random16 attention dropout, the fused loss and fused AdamW (plus bf16 where the CPU has it) draw other
+    masks and round differently, so the runs differ; the final toy loss must stay within the spread of the
+    default path's seeds (three standard deviations, at least 0.05 nats)."""
+    fast = tiny_config(
+        model={"attention_dropout": 0.1, "attention_dropout_mask": "random16"},
+        train={"optimizer": "adamw", "optimizer_kernel": "fused", "loss_kernel": "fused"}
+        | {"cpu_precision": "bf16"},
+    )
+    whole, resumed = train_whole_and_resumed(fast, toy_data, tmp_path, monkeypatch)
+    assert resumed.curves == whole.curves
+    default = [
+        trainer.train(
+            tiny_config(model={"attention_dropout": 0.1}, train={"optimizer": "adamw", "seed": seed}),
+            tmp_path / f"default{seed}",
+            toy_data,
+        ).final_loss["en-de/toy"]
+        for seed in range(3)
+    ]
+    spread = max(3 * statistics.stdev(default), 0.05)
+    assert abs(whole.final_loss["en-de/toy"] - statistics.mean(default)) < spread, (whole.final_loss, default)
 
 
 def test_checkpoint_averaging_keeps_the_mean_of_the_last_checkpoints(tmp_path, toy_data):

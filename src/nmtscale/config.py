@@ -152,6 +152,14 @@ class TrainConfig:
     # ops; foreach on CUDA), "fused" one kernel over all parameters: the same arithmetic, 5-18% faster
     # training of the chapters' small models on CPU (benchmarks/training_paths.py). Adafactor has none.
     optimizer_kernel: Literal["default", "fused"] = "default"
+    # How the label-smoothed cross-entropy runs: "default" is F.cross_entropy (log-softmax, NLL and the
+    # smoothing sum, each with its own backward pass over the logits), "fused" one log-softmax whose backward
+    # writes softmax minus the smoothed target at once: the same loss, about half its time.
+    loss_kernel: Literal["default", "fused"] = "default"
+    # Matrix products on CPU: "fp32", or "bf16" autocast (fp32 weights, optimiser and loss) where the
+    # processor multiplies bf16 natively (avx512_bf16 or AMX; elsewhere the run stays fp32, and its record's
+    # provenance says which it got). CUDA always trains under bf16 autocast.
+    cpu_precision: Literal["fp32", "bf16"] = "fp32"
     weight_decay: float = 0.0
     label_smoothing: float = 0.1
     logit_cap: float | None = None
@@ -277,7 +285,13 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
 # Keys added after runs of this engine version were stored, as "section.key": left out of the hash while at
 # their default, so that adding a key never renames (and so orphans) the runs recorded before it existed.
 # Bumping `record.ENGINE_VERSION` renames every run anyway: empty the list then.
-KEYS_ADDED_LATER: tuple[str, ...] = ("train.schedule", "train.optimizer_kernel")
+KEYS_ADDED_LATER: tuple[str, ...] = (
+    "train.schedule",
+    "train.optimizer_kernel",
+    "model.attention_dropout_mask",
+    "train.loss_kernel",
+    "train.cpu_precision",
+)
 
 
 def config_hash(cfg: RunConfig) -> str:

@@ -174,6 +174,7 @@ def provenance(threads: int | None) -> dict[str, Any]:
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     return {
         "cpu": cpu_model(),
+        "cpu_native_bf16": cpu_has_native_bf16(),  # train.cpu_precision bf16 ran in bf16 only where True
         "gpu": gpu,
         "threads": threads,
         "torch": torch.__version__,
@@ -192,6 +193,18 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether the CPU multiplies bf16 natively: avx512_bf16 or AMX among /proc/cpuinfo's flags (False
+    where there is no such file)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return bool({"avx512_bf16", "amx_bf16"} & set(line.split(":", 1)[1].split()))
+    except OSError:
+        pass
+    return False
 
 
 def write_record(summary: RunSummary, threads: int | None, root: str | Path) -> Path:

@@ -44,7 +44,7 @@ from nmtscale.engine.metrics import bleu, chrf, off_target_rate
 from nmtscale.engine.model import ModelConfig, NMTModel, build_model
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
-from nmtscale.record import RunSummary, atomic_write, final_loss
+from nmtscale.record import RunSummary, atomic_write, cpu_has_native_bf16, final_loss
 
 CHECKPOINT = "checkpoint.pt"
 # A loss above this many times ln V nats per token (a uniform guess scores ln V) is a diverged run.
@@ -65,10 +65,13 @@ def pick_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def autocast(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; CPU stays fp32 (bf16 is slower on CPU for these model sizes)."""
+def autocast(device: torch.device, cpu_precision: str = "fp32") -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA; on CPU only with cpu_precision "bf16" and a processor that multiplies bf16
+    natively (emulated bf16 is slower than fp32 for these model sizes)."""
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
+    if cpu_precision == "bf16" and cpu_has_native_bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
@@ -105,11 +108,43 @@ def cap_logits(logits: torch.Tensor, logit_cap: float | None) -> torch.Tensor:
     return logit_cap * torch.tanh(logits / logit_cap)
 
 
+class SmoothedCrossEntropySum(torch.autograd.Function):
+    """F.cross_entropy(reduction="sum", ignore_index=PAD, label_smoothing=eps) in one pass each way: the
+    backward writes softmax(logits) - q at once, q the smoothed target ((1 - eps) on the target plus eps / V
+    everywhere), zero on padding rows, where torch's composite runs three backward passes over the logits."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, targets: torch.Tensor, eps: float) -> torch.Tensor:
+        log_probs = torch.log_softmax(logits, dim=-1)
+        real = targets != PAD
+        per_token = (1 - eps) * log_probs.gather(1, targets[:, None]).squeeze(1) + eps * log_probs.mean(1)
+        ctx.save_for_backward(log_probs, targets, real)
+        ctx.eps = eps
+        return -(per_token * real).sum()
+
+    @staticmethod
+    def backward(ctx, grad_loss: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+        log_probs, targets, real = ctx.saved_tensors
+        eps, vocab = ctx.eps, log_probs.shape[-1]
+        grad = log_probs.exp_().sub_(eps / vocab)  # the saved log-probabilities are not needed again
+        grad.scatter_add_(1, targets[:, None], grad.new_full((len(targets), 1), eps - 1))
+        return grad.mul_((real.to(grad.dtype) * grad_loss)[:, None]), None, None
+
+
 def token_loss_sum(
-    logits: torch.Tensor, targets: torch.Tensor, logit_cap: float | None, label_smoothing: float = 0.0
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    logit_cap: float | None,
+    label_smoothing: float = 0.0,
+    kernel: str = "default",
 ) -> torch.Tensor:
-    """Sum over non-pad positions of the (label-smoothed) cross-entropy, computed in fp32."""
+    """Sum over non-pad positions of the (label-smoothed) cross-entropy, computed in fp32; `kernel`
+    (`TrainConfig.loss_kernel`) "fused" gives the same sum through `SmoothedCrossEntropySum`."""
     logits = cap_logits(logits.float(), logit_cap)
+    if kernel == "fused":
+        return SmoothedCrossEntropySum.apply(
+            logits.reshape(-1, logits.size(-1)), targets.reshape(-1), label_smoothing
+        )
     return F.cross_entropy(
         logits.reshape(-1, logits.size(-1)),
         targets.reshape(-1),
@@ -350,15 +385,15 @@ class Trainer:
         objective = 0.0
         for batch in micro_batches:
             batch = batch.to(self.device)
-            with autocast(self.device):
+            with autocast(self.device, cfg.cpu_precision):
                 output = self.model(batch.src, batch.tgt_in)
+            smoothing, kernel = cfg.label_smoothing, cfg.loss_kernel
             loss = (
-                token_loss_sum(output.tgt_logits, batch.tgt_out, cfg.logit_cap, cfg.label_smoothing)
-                / n_target
+                token_loss_sum(output.tgt_logits, batch.tgt_out, cfg.logit_cap, smoothing, kernel) / n_target
             )
             if output.src_logits is not None and cfg.source_lm_weight > 0:
                 src_loss = token_loss_sum(
-                    output.src_logits, source_lm_targets(batch.src), cfg.logit_cap, cfg.label_smoothing
+                    output.src_logits, source_lm_targets(batch.src), cfg.logit_cap, smoothing, kernel
                 )
                 loss = loss + cfg.source_lm_weight * src_loss / max(n_source, 1)
             loss.backward()

@@ -76,11 +76,15 @@ class ModelConfig:
     dropout: float = 0.1  # on residual branches and embeddings
     attention_dropout: float = 0.1
     activation_dropout: float = 0.1
-    # How residual, embedding and activation dropout draw their masks (attention dropout runs inside torch's
-    # attention kernel, always "bernoulli"): "bernoulli" is torch's F.dropout, one draw per element;
-    # "random16" cuts four 16-bit numbers out of each 64-bit draw, several times cheaper where torch's
-    # Bernoulli generator runs serially (CPUs on which PyTorch does not use MKL's), with p rounded to 2^-16.
+    # How residual, embedding and activation dropout draw their masks: "bernoulli" is torch's F.dropout, one
+    # draw per element; "random16" cuts four 16-bit numbers out of each 64-bit draw, several times cheaper
+    # where torch's Bernoulli generator runs serially (CPUs on which PyTorch does not use MKL's), with p
+    # rounded to 2^-16.
     dropout_mask: str = "bernoulli"
+    # How attention dropout draws its mask: "bernoulli" inside torch's attention kernel (on CPU that forces
+    # SDPA's unfused math path and its serial Bernoulli draws), "random16" in our own attention, which
+    # computes the same probabilities and drops them with `Dropout(p, "random16")`.
+    attention_dropout_mask: str = "bernoulli"
 
     def __post_init__(self):
         for key in ("d_model", "n_heads"):
@@ -100,6 +104,7 @@ class ModelConfig:
             ("activation", ACTIVATIONS),
             ("position", POSITIONS),
             ("dropout_mask", DROPOUT_MASKS),
+            ("attention_dropout_mask", DROPOUT_MASKS),
         ):
             if getattr(self, key) not in valid:
                 raise ValueError(f"ModelConfig.{key}={getattr(self, key)!r}: expected one of {valid}")
@@ -205,6 +210,10 @@ class Attention(nn.Module):
         self.in_proj = nn.Linear(cfg.d_model, 3 * cfg.attention_dim, bias=cfg.bias)
         self.out = nn.Linear(cfg.attention_dim, cfg.d_model, bias=cfg.bias)
         self.dropout = cfg.attention_dropout
+        # random16 masks need the probabilities, which SDPA keeps inside its kernel
+        self.own_dropout = (
+            Dropout(cfg.attention_dropout, "random16") if cfg.attention_dropout_mask == "random16" else None
+        )
 
     def _split_heads(self, x: Tensor) -> Tensor:
         return x.unflatten(-1, (self.n_heads, self.head_dim)).transpose(1, 2)  # [B, H, L, head_dim]
@@ -230,15 +239,32 @@ class Attention(nn.Module):
         """Queries and keys/values [B, H, L, head_dim]; mask: bool (True: may attend) or additive."""
         if mask is not None and mask.is_floating_point():
             mask = mask.to(queries.dtype)  # under autocast the queries are bf16 and SDPA wants matching masks
-        with attention_kernels(queries):
-            out = F.scaled_dot_product_attention(
-                queries,
-                *kv,
-                attn_mask=mask,
-                dropout_p=self.dropout if self.training else 0.0,
-                is_causal=is_causal,
-            )
+        if self.training and self.dropout > 0 and self.own_dropout is not None:
+            out = self._attend_with_dropout(queries, kv, mask, is_causal)
+        else:
+            with attention_kernels(queries):
+                out = F.scaled_dot_product_attention(
+                    queries,
+                    *kv,
+                    attn_mask=mask,
+                    dropout_p=self.dropout if self.training else 0.0,
+                    is_causal=is_causal,
+                )
         return self.out(out.transpose(1, 2).flatten(2))
+
+    def _attend_with_dropout(
+        self, queries: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor | None, is_causal: bool
+    ) -> Tensor:
+        """SDPA's arithmetic (softmax of scaled scores plus mask, top-left causal), random16 dropout."""
+        keys, values = kv
+        scores = torch.matmul(queries, keys.transpose(-2, -1)).mul_(self.head_dim**-0.5)
+        if is_causal:
+            mask = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
+        if mask is not None and mask.dtype == torch.bool:
+            scores = scores.masked_fill_(~mask, float("-inf"))
+        elif mask is not None:
+            scores = scores + mask
+        return torch.matmul(self.own_dropout(torch.softmax(scores, dim=-1)), values)
 
 
 class Block(nn.Module):

@@ -42,9 +42,9 @@ chapter: setup
 html: setup
 	$(PY) -m nmtscale book html --scale $(SCALE)
 
-# Open every page of the built book in headless Chromium, offline: every chart must draw and fit the 784 px
-# text column, and no page's outputs may show a warning, a traceback or a machine's path (screenshots in
-# _build/).
+# Open every page of the built book in headless Chromium, offline, at a 1400 px window: every chart must draw,
+# every chart and table must fit the text column (~772 px, measured on each page), and no page's outputs may
+# show a warning, a traceback or a machine's path (screenshots in _build/).
 check: setup chromium
 	$(PY) -m nmtscale book check --scale $(SCALE)
 

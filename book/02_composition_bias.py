@@ -136,6 +136,9 @@ base = bivariate.base_config(chapter1)
 # relative to the repository (the notebook's cwd).
 cache = Path(os.path.relpath(runs.cache_root()))
 
+# %%
+book.parameters_table("02_composition_bias", globals())
+
 # %% [markdown]
 # ## A. Test-set composition (Fig. 5, 7)
 #

@@ -143,6 +143,9 @@ TEST_SETS = ["l10n", "story", "ding"]
 SOURCE_ORIGINAL, TARGET_ORIGINAL = ["l10n", "story"], ["ding"]
 started = time.perf_counter()
 
+# %%
+book.parameters_table("03_lm_vs_encdec", globals())
+
 # %% [markdown]
 # ## A. Bilingual scaling on English→German and English→French
 #

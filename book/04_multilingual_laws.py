@@ -125,6 +125,9 @@ book.show_tables_for_readers()
 started = time.perf_counter()
 params = {name: value for name, value in globals().items() if name in multilingual.PARAMETER_NAMES}
 
+# %%
+book.parameters_table("04_multilingual_laws", globals())
+
 # %% [markdown]
 # ## The runs
 #

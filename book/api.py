@@ -51,6 +51,11 @@ import torch
 torch.manual_seed(seed)
 scratch = Path(tempfile.mkdtemp(prefix="nmtscale-api-"))  # examples that write files write here
 
+# %%
+from nmtscale import book
+
+book.parameters_table("api", globals())
+
 # %% [markdown]
 # ## The corpus: `nmtscale.corpus`
 #
@@ -140,9 +145,10 @@ with torch.no_grad():
 # %%
 from IPython.display import display
 
+from nmtscale import book, results, runs
 from nmtscale import config as run_config
-from nmtscale import results, runs
 
+book.show_tables_for_readers()  # the chapters' table display: floats for reading, long tables folded
 runs.use_stores(runs_dir, results_dir)
 cfg = run_config.load_config("params/example_run.yaml")
 wider = run_config.override(cfg, {"model.d_model": 2 * cfg.model.d_model})
@@ -152,7 +158,8 @@ recorded = results.table()
 print(f"{len(recorded)} runs recorded in {runs.results_root()}")
 if len(recorded):
     columns = ["run_id", "status", "N", "tokens", "config.model.enc_layers", "config.model.dec_layers"]
-    display(recorded[columns + results.loss_columns(recorded)].head())
+    en_de = [column for column in results.loss_columns(recorded) if "en-de/" in column]
+    display(recorded[columns + en_de].head())
 
 # %% [markdown]
 # `nmtscale.studies.sweeps` lays out families of runs: `depth_scaling_plan` gives Ghorbani et al.'s encoder,

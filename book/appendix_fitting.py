@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from nmtscale import charts, laws
+from nmtscale import book, charts, laws
 from nmtscale.laws import fitting, reference, uncertainty
 from nmtscale.studies import claims
 
@@ -76,6 +76,9 @@ def grid_subset(law: laws.Law, n: int, rng: np.random.Generator) -> np.ndarray:
         return grid
     return grid[np.sort(rng.choice(len(grid), size=n, replace=False))]
 
+
+# %%
+book.parameters_table("appendix_fitting", globals())
 
 # %% [markdown]
 # ## Published data: Chinchilla's Figure 4

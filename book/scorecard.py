@@ -64,6 +64,9 @@ print(
     + (f"; not executed: {missing}" if missing else "")
 )
 
+# %%
+book.parameters_table("scorecard", globals())
+
 # %% [markdown]
 # ## The papers' claims
 #

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -257,6 +259,51 @@ def test_effects_by_budget_give_each_family_its_effect_where_the_budget_carries_
     assert effects.loc[(8000, "encoder"), "l10n"] == pytest.approx(0.01)
     assert effects.loc[(16000, "encoder"), "l10n"] == pytest.approx(0.02)
     assert np.isnan(effects.loc[(16000, "decoder"), "l10n"])
+
+
+def at_budget(table: pd.DataFrame, steps: int, models: set[str] | None = None) -> pd.DataFrame:
+    """`table`'s runs (all, or those of `models`) as trained for `steps` updates."""
+    rows = table if models is None else table[table["model"].isin(models)]
+    return rows.assign(steps=steps)
+
+
+def test_laws_by_budget_fit_eq2_to_the_same_models_at_every_budget_and_gate_the_exponents():
+    """The chapter's budget fits all models; the longer budgets carry five. The law is refitted to those five
+    at every budget, so a change of exponent is the budget's, not a change of models."""
+    five = {"2L-2L", "1L-2L", "8L-2L", "2L-1L", "2L-8L"}
+    table = at_budget(synthetic_table(noise=0.0), 4000)
+    steeper = {**TRUTH, "pd": 0.6}  # the decoder's exponent grows by a third when the budget doubles
+    long_table = pd.concat(
+        [
+            at_budget(synthetic_table(noise=0.0), 8000, five),
+            at_budget(synthetic_table(steeper, noise=0.0), 16000, five),
+            at_budget(synthetic_table(noise=0.0), 32000, {"1L-2L", "8L-2L"}),  # one family only: no law
+        ],
+        ignore_index=True,
+    )
+    laws_at = bivariate.laws_by_budget(table, long_table)
+    assert sorted(set(laws_at.index.get_level_values("steps"))) == [4000, 8000, 16000]
+    assert (laws_at["runs"] == 5).all(), "the same five models at the chapter's budget too"
+    assert laws_at.loc[(8000, "l10n"), "pd"] == pytest.approx(0.45, abs=0.02)
+    assert laws_at.loc[(16000, "l10n"), "pd"] == pytest.approx(0.6, abs=0.02)
+    gates = {g.gate: g for g in bivariate.law_stability_gates(laws_at)}
+    stable = gates["law stability 4,000->8,000, Eq. 2 pd en-de l10n (relative change)"]
+    assert stable.passed and abs(stable.measured) < 0.05
+    moved = gates["law stability 8,000->16,000, Eq. 2 pd en-de l10n (relative change)"]
+    assert not moved.passed and moved.measured == pytest.approx(1 / 3, abs=0.06)
+    assert bivariate.laws_by_budget(table, long_table[long_table["steps"] == 32000]).empty
+    assert bivariate.law_stability_gates(pd.DataFrame()) == []
+
+
+def test_an_exponent_leaving_its_bound_zero_is_an_unbounded_change():
+    index = pd.MultiIndex.from_tuples([(4000, "l10n"), (8000, "l10n")], names=["steps", "test_set"])
+    laws_at = pd.DataFrame({"pe": [0.0, 0.05], "pd": [0.0, 0.0]}, index=index)
+    gates = {g.gate.split(", ")[1]: g for g in bivariate.law_stability_gates(laws_at)}
+    assert math.isinf(gates["Eq. 2 pe en-de l10n (relative change)"].measured)
+    assert not gates["Eq. 2 pe en-de l10n (relative change)"].passed
+    assert gates["Eq. 2 pd en-de l10n (relative change)"].passed, "still on the bound: no change"
+    shown = claims.show_gates(bivariate.law_stability_gates(laws_at)).to_html()
+    assert "unbounded" in shown and "inf" not in shown
 
 
 def test_rate_seed_differences_compare_the_seeds_of_one_model_at_one_rate():

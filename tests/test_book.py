@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 
 from nmtscale import book, charts, results
@@ -53,11 +54,13 @@ def tiny_book(tmp_path):
 
         # %% tags=["parameters"]
         scale = "cpu"
-        seed = 0
+        seed = 0  # base seed
         workers = 1
         threads_per_run = 1
         runs_dir = "runs"
         results_dir = "results"
+        # Raise in the last cell,
+        # to test failures.
         fail = False
 
         # %%
@@ -167,6 +170,8 @@ def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book)
     assert "seed 3" in executed.read_text()
     code = [c for c in nbformat.read(executed, as_version=4).cells if c.cell_type == "code"]
     assert code and all("hide-input" in c.metadata["tags"] for c in code), "the book folds every cell's code"
+    removed = [c for c in code if "remove-cell" in c.metadata["tags"]]
+    assert [c.metadata["tags"][0] for c in removed] == ["parameters", "injected-parameters"]
     executed.unlink()
     with pytest.raises(
         book.ChapterFailed, match=r"chapter tiny \(scale smoke\) failed in cell 4 .*ValueError"
@@ -174,6 +179,27 @@ def test_chapter_runs_with_its_parameters_and_a_failing_cell_is_named(tiny_book)
         book.run_chapter("tiny", "smoke", {"fail": True}, tiny_book)
     assert not executed.exists(), "a failed run leaves no page for the book"
     assert "the chapter broke here" in (tiny_book / "_build" / "smoke" / "work" / "tiny.ipynb").read_text()
+
+
+def test_the_parameters_table_shows_the_values_in_force_and_their_comments(tiny_book):
+    shown = book.parameters_table("tiny", {**PARAMETERS_IN_FORCE, "seed": 3}, tiny_book).data
+    assert "the 7 parameters of this execution (scale smoke)" in shown
+    assert "<td>seed</td><td><code>3</code></td><td>base seed</td>" in shown, "papermill's value, its comment"
+    assert (
+        "<td>fail</td><td><code>false</code></td><td>Raise in the last cell, to test failures.</td>" in shown
+    )
+    assert "<td>workers</td><td><code>1</code></td><td></td>" in shown, "no comment, no meaning"
+
+
+PARAMETERS_IN_FORCE = {
+    "scale": "smoke",
+    "seed": 0,
+    "workers": 1,
+    "threads_per_run": 1,
+    "runs_dir": "runs",
+    "results_dir": "results",
+    "fail": False,
+}
 
 
 def test_a_notebook_from_older_sources_is_stale(tiny_book):
@@ -264,13 +290,34 @@ def test_chromium_check_tells_a_drawn_chart_from_a_missing_bundle(tmp_path):
     body = charts.chart_html(spec)
     with_bundle = tmp_path / "with.html"
     with_bundle.write_text(
-        f'<html><head><script src="_static/{charts.VEGA_BUNDLE_NAME}"></script></head>{body}'
+        f'<html><head><script src="_static/{charts.VEGA_BUNDLE_NAME}"></script></head>'
+        f"<body>{body}</body></html>"
     )
     without_bundle = tmp_path / "without.html"
     without_bundle.write_text(f"<html><head></head><body>{body}</body></html>")
     chart_tags = ("svg", "canvas")
-    assert book.count_rendered(book.chromium_dom(with_bundle), charts.CHART_CLASS, chart_tags) == (1, 1)
-    assert book.count_rendered(book.chromium_dom(without_bundle), charts.CHART_CLASS, chart_tags) == (1, 0)
+    assert book.count_rendered(book.chromium_layout(with_bundle), charts.CHART_CLASS, chart_tags) == (1, 1)
+    assert book.count_rendered(book.chromium_layout(without_bundle), charts.CHART_CLASS, chart_tags) == (1, 0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "_static",
+        "with.html",
+        "without.html",
+    ]  # no probe left
+
+
+@pytest.mark.book
+def test_the_layout_probe_measures_the_text_column_and_every_table(tmp_path):
+    chromium_or_skip()
+    page = tmp_path / "page.html"
+    page.write_text(
+        '<html><body><article style="width: 500px; padding: 0 16px">'
+        '<table style="width: 900px"><tr><td>wide</td></tr></table>'
+        "<table><tr><td>narrow</td></tr></table></article></body></html>"
+    )
+    column, tables = book.layout_widths(book.chromium_layout(page))
+    assert column == 500 and tables[0] == 900 and tables[1] < 100
+    checked = book.PageCheck(page, 0, 0, 0, 0, (), tables, column)
+    assert checked.tables_too_wide == [900]
 
 
 @pytest.mark.book
@@ -314,8 +361,10 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     assert [page.page.stem for page in pages] == ["intro", *book.PAGES]
     incomplete = [p for p in pages if not p.complete]
     assert not incomplete, f"pages with undrawn charts or untypeset formulas: {incomplete}"
-    too_wide = {p.page.stem: p.too_wide for p in pages if p.too_wide}
-    assert not too_wide, f"charts wider than the {book.COLUMN_WIDTH_PX} px text column: {too_wide}"
+    too_wide = {
+        p.page.stem: (p.too_wide, p.tables_too_wide) for p in pages if p.too_wide or p.tables_too_wide
+    }
+    assert not too_wide, f"(charts, tables) wider than the pages' text column: {too_wide}"
     noise = book.pages_noise("smoke", ROOT)
     assert not noise, "warnings, tracebacks or absolute paths in the smoke pages:\n" + "\n".join(noise)
     assert sum(page.charts for page in pages) >= 1, "the smoke book has at least one chart to check"
@@ -323,6 +372,38 @@ def test_smoke_book_runs_builds_and_every_chart_and_formula_draws():
     for chapter in book.PAGES:
         assert (ROOT / "_build" / "smoke" / "screenshots" / f"{chapter}.png").stat().st_size > 0
     assert len(book.chapter_claims("smoke", ROOT)) == len(book.CLAIM_CHAPTERS), "every chapter shows claims"
+
+
+def test_reader_tables_drop_a_row_counter_and_fold_long_tables():
+    counted = pd.DataFrame({"model": ["2L-2L", "2L-6L"], "loss": [3.28512, 0.083122]})
+    shown = book.reader_table_html(counted)
+    assert "<th>model</th>" in shown and "3.285" in shown and "0.0831" in shown
+    assert "<th>0</th>" not in shown and "<th>1</th>" not in shown  # no row-number column
+    assert "<th>2L-2L</th>" in book.reader_table_html(counted.set_index("model"))  # a named index stays
+    long = pd.DataFrame({"step": range(book.LONG_TABLE_ROWS + 5)})
+    folded = book.reader_table_html(long)
+    head, whole = folded.split("<details>")
+    assert head.count("<td>") == book.SHOWN_ROWS and whole.count("<td>") == len(long)
+    assert f"all {len(long)} rows" in whole
+    assert "<details>" not in book.reader_table_html(long.head(book.LONG_TABLE_ROWS))
+
+
+def test_a_table_wider_than_the_column_is_shown_as_several_with_the_row_labels():
+    wide = pd.DataFrame(
+        {f"loss_{k}": [3.28512 + k, 0.083122] for k in range(20)},
+        index=pd.Index(["2L-2L", "2L-6L"], name="model"),
+    )
+    groups = book.column_groups(wide)
+    assert len(groups) > 1 and sum(groups, []) == list(range(20)), "every column once, in order"
+    chars = [
+        len("model") + 2 + sum(book._column_chars(wide.columns[i], wide.iloc[:, i]) for i in g)
+        for g in groups
+    ]
+    assert max(chars) <= book.TABLE_WIDTH_CHARS
+    shown = book.reader_table_html(wide)
+    assert shown.count("<table") == len(groups) and shown.count("<th>2L-6L</th>") == len(groups)
+    assert book.column_groups(wide.iloc[:, :3]) == [[0, 1, 2]], "a narrow table stays one"
+    assert book.column_groups(pd.DataFrame({"x" * 200: [1]})) == [[0]], "one column a group at the least"
 
 
 def test_reader_number_writes_four_significant_digits_and_an_exponent_only_far_out():

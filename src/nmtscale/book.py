@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import html.parser
+import json
 import math
 import os
 import re
@@ -58,7 +59,7 @@ SHARED_PARAMETERS = ("scale", "seed", "workers", "threads_per_run", "runs_dir", 
 KERNEL_NAME = "python3"
 EXECUTED_DIR = Path("book/_executed")
 # Pages that are not executed notebooks; a non-default scale's book copies them beside its own notebooks.
-STATIC_PAGES = ("_config.yml", "_toc.yml", "book/intro.md")
+STATIC_PAGES = ("_config.yml", "_toc.yml", "book/intro.md", "_static/nmtscale.css")
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -109,6 +110,51 @@ def parameters_cell_names(chapter: str, root: Path = Path(".")) -> list[str]:
                 if isinstance(target, ast.Name)
             ]
     raise ConfigurationError(f"{source}: no cell tagged 'parameters' (# %% tags=[\"parameters\"])")
+
+
+def parameters_table(chapter: str, namespace: Mapping[str, Any], root: Path = Path(".")):
+    """The parameters a chapter was executed with, as one table for the reader (pass `globals()`): each
+    name of its ``parameters`` cell, the value in force (papermill's, from ``params/<chapter>/<scale>.yaml``)
+    and what it means (the comment on its line, else the comment lines just above it in the cell). The
+    executed page drops the two parameter cells themselves (`fold_code_cells`), so they are shown once."""
+    import io
+    import tokenize
+
+    import jupytext
+    from IPython.display import HTML
+
+    source = _chapter_source(chapter, root)
+    cell = next(c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", []))
+    comments = {
+        token.start[0]: token.string.lstrip("# ").strip()
+        for token in tokenize.generate_tokens(io.StringIO(cell.source).readline)
+        if token.type == tokenize.COMMENT
+    }
+    code_lines = {node.lineno for node in ast.parse(cell.source).body}
+    rows = []
+    for node in ast.parse(cell.source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            meaning = comments.get(node.lineno)
+            if meaning is None:  # the comment block directly above the assignment
+                above, line = [], node.lineno - 1
+                while line in comments and line not in code_lines:
+                    above.insert(0, comments[line])
+                    line -= 1
+                meaning = " ".join(above)
+            value = yaml.safe_dump(namespace[target.id], default_flow_style=True, width=10**6).strip()
+            rows.append(
+                f"<tr><td>{html.escape(target.id)}</td><td><code>{html.escape(value.removesuffix('...').strip())}"
+                f"</code></td><td>{html.escape(meaning)}</td></tr>"
+            )
+    scale = namespace.get("scale", "")
+    return HTML(
+        f"<details><summary>the {len(rows)} parameters of this execution (scale {html.escape(str(scale))})"
+        "</summary><table><thead><tr><th>parameter</th><th>value</th><th>meaning</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></details>"
+    )
 
 
 def chapter_parameters(chapter: str, namespace: Mapping[str, Any], root: Path = Path(".")) -> dict[str, Any]:
@@ -207,9 +253,13 @@ def run_chapter(chapter: str, scale: str, overrides: dict | None = None, root: P
     return executed
 
 
+PARAMETER_TAGS = {"parameters", "injected-parameters"}
+
+
 def fold_code_cells(notebook_path: Path) -> None:
     """Tag every code cell of an executed notebook `hide-input`: the book shows the outputs and prose, and
-    each cell's code stays one click away (Jupyter Book's "Show code cell source" toggle)."""
+    each cell's code stays one click away (Jupyter Book's "Show code cell source" toggle). The two parameter
+    cells are removed from the page (`remove-cell`): the chapter shows its `parameters_table` instead."""
     import nbformat
 
     notebook = nbformat.read(notebook_path, as_version=4)
@@ -217,6 +267,9 @@ def fold_code_cells(notebook_path: Path) -> None:
         tags = cell.metadata.setdefault("tags", [])
         if cell.cell_type == "code" and "hide-input" not in tags:
             tags.append("hide-input")
+        # the defaults and papermill's values: `parameters_table` shows the values in force once
+        if PARAMETER_TAGS & set(tags) and "remove-cell" not in tags:
+            tags.append("remove-cell")
     nbformat.write(notebook, notebook_path)
 
 
@@ -271,10 +324,86 @@ def reader_number(x: float) -> str:
 
 
 def show_tables_for_readers() -> None:
-    """The pandas display settings of every chapter: wide tables on one line, floats by `reader_number`."""
+    """The table display of every chapter: floats by `reader_number`, and in a notebook each DataFrame drawn
+    by `reader_table_html`."""
     import pandas as pd
+    from IPython import get_ipython
 
     pd.set_option("display.width", 200, "display.max_columns", 30, "display.float_format", reader_number)
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, reader_table_html)
+
+
+# A table longer than this shows its first SHOWN_ROWS rows, and the whole table folded below them.
+LONG_TABLE_ROWS = 20
+SHOWN_ROWS = 8
+# How many characters of the tables' small type fit the text column (COLUMN_WIDTH_PX at about 6.6 px a
+# character, cell padding included): a wider table is shown as several, each with the row labels.
+TABLE_WIDTH_CHARS = 110
+
+
+def _column_chars(label, values) -> int:
+    """Characters a column takes: its longest value or the longest piece of its name (names wrap after an
+    underscore and between the levels of a column MultiIndex), plus about two for the cell's padding."""
+    labels = label if isinstance(label, tuple) else (label,)
+    name = max((len(piece) for part in labels for piece in str(part).split("_")), default=0)
+    written = [reader_number(v) if isinstance(v, float) else str(v) for v in values]
+    return max([name, *map(len, written)]) + 2
+
+
+def column_groups(frame, width: int = TABLE_WIDTH_CHARS) -> list[list[int]]:
+    """The positions of `frame`'s columns split, in order, into groups each about `width` characters wide
+    beside its row labels (`_column_chars`); one group when the whole table fits, one column a group at the
+    least."""
+    import pandas as pd
+
+    index = 0
+    if not isinstance(frame.index, pd.RangeIndex):
+        names = [str(n) for n in frame.index.names if n is not None]
+        index = max([*map(len, names), *(len(str(v)) for v in frame.index)], default=0) + 2
+    groups: list[list[int]] = [[]]
+    used = index
+    for position, label in enumerate(frame.columns):
+        chars = _column_chars(label, frame.iloc[:, position])
+        if groups[-1] and used + chars > width:
+            groups.append([])
+            used = index
+        groups[-1].append(position)
+        used += chars
+    return groups
+
+
+def reader_table_html(frame) -> str:
+    """A DataFrame as the book shows it: without a row-number index (one that only counts rows takes a column
+    and says nothing), floats by `reader_number`, column names that may wrap after an underscore (a zero-width
+    space there), a table wider than the text column as several tables of its columns in turn (each with the
+    row labels, `column_groups`), and a long table as its first rows with the whole table folded in a
+    <details> element, so a page is not a wall of numbers."""
+    import pandas as pd
+
+    def breakable(label):
+        return label.replace("_", "_\u200b") if isinstance(label, str) else label
+
+    def html(rows) -> str:
+        return "".join(
+            rows.iloc[:, group]
+            .rename(columns=breakable)
+            .to_html(
+                index=not isinstance(frame.index, pd.RangeIndex),
+                notebook=True,
+                float_format=reader_number,
+                classes="reader",
+            )
+            for group in column_groups(frame)
+        )
+
+    if len(frame) <= LONG_TABLE_ROWS:
+        return html(frame)
+    return (
+        f"{html(frame.head(SHOWN_ROWS))}<details><summary>all {len(frame)} rows of this table</summary>"
+        f"{html(frame)}</details>"
+    )
 
 
 def stale_chapters(
@@ -393,9 +522,16 @@ def toc_pages(toc: Path) -> list[str]:
     return pages
 
 
+# The window the check lays pages out in, and the text column (the article's content box, the width a cell's
+# output may take) of the book's theme there; each page's own column is measured, this is the default.
+CHECK_WINDOW = "1400,2000"
+COLUMN_WIDTH_PX = 772
+
+
 @dataclass
 class PageCheck:
-    """What Chromium shows on one page: its charts and formulas, and how many of each were drawn."""
+    """What Chromium shows on one page: its charts and formulas, how many of each were drawn, and how wide its
+    charts and tables are against the text column."""
 
     page: Path
     charts: int
@@ -403,6 +539,8 @@ class PageCheck:
     formulas: int
     formulas_typeset: int
     chart_widths: tuple[int, ...] = ()  # the drawn width of each chart, pixels
+    table_widths: tuple[int, ...] = ()  # the laid-out width of each table in the article, pixels
+    column_px: int = COLUMN_WIDTH_PX  # the text column's width as measured on the page
 
     @property
     def complete(self) -> bool:
@@ -410,17 +548,43 @@ class PageCheck:
 
     @property
     def too_wide(self) -> list[int]:
-        """The widths of the charts wider than the book's text column (`COLUMN_WIDTH_PX`)."""
-        return [w for w in self.chart_widths if w > COLUMN_WIDTH_PX]
+        """The widths of the charts wider than the text column."""
+        return [w for w in self.chart_widths if w > self.column_px]
+
+    @property
+    def tables_too_wide(self) -> list[int]:
+        """The widths of the tables wider than the text column (they scroll sideways)."""
+        return [w for w in self.table_widths if w > self.column_px]
 
 
-# The width of the text column of the book's theme at Chromium's 1300 px window: a wider chart scrolls.
-COLUMN_WIDTH_PX = 784
+# Appended to a copy of a page by `chromium_layout`: after the layout, it writes the text column's width and
+# every table's into a <meta> element, which the dumped DOM then carries.
+LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  const article = document.querySelector("article") || document.body;
+  const style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const tables = [...article.querySelectorAll("table")].map((t) => t.getBoundingClientRect().width);
+  const probe = document.createElement("meta");
+  probe.name = "nmtscale-layout";
+  probe.content = JSON.stringify({ column: Math.round(column), tables: tables.map(Math.round) });
+  document.head.appendChild(probe);
+});
+</script>"""
 
 
 def chart_widths(dom: str) -> tuple[int, ...]:
     """The drawn width of every vega chart in a page's rendered DOM: that of its ``<svg class="marks">``."""
     return tuple(int(float(w)) for w in re.findall(r'<svg[^>]*class="marks"[^>]*\swidth="([\d.]+)"', dom))
+
+
+def layout_widths(dom: str) -> tuple[int, tuple[int, ...]]:
+    """(text column width, table widths) from the <meta> that `LAYOUT_PROBE` leaves in a dumped DOM."""
+    found = re.search(r'<meta name="nmtscale-layout" content="([^"]*)"', dom)
+    if found is None:
+        raise RuntimeError("the page's layout probe did not run (no nmtscale-layout <meta> in its DOM)")
+    layout = json.loads(html.unescape(found.group(1)))
+    return layout["column"], tuple(layout["tables"])
 
 
 def find_chromium() -> str:
@@ -445,11 +609,12 @@ def check_pages(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[Page
     screenshots.mkdir(parents=True, exist_ok=True)
     results = []
     for page in pages:
-        dom = chromium_dom(page)
+        dom = chromium_layout(page)
         chromium_screenshot(page, screenshots / f"{page.stem}.png")
         charts = count_rendered(dom, CHART_CLASS, ("svg", "canvas"))
         formulas = count_rendered(dom, "math", ("mjx-container",))
-        results.append(PageCheck(page, *charts, *formulas, chart_widths(dom)))
+        column, tables = layout_widths(dom)
+        results.append(PageCheck(page, *charts, *formulas, chart_widths(dom), tables, column))
     return results
 
 
@@ -504,12 +669,19 @@ _VOID_TAGS = {
 }
 
 
-def chromium_dom(page: Path) -> str:
-    """The DOM of a local HTML page after its scripts ran, from headless Chromium with the network off."""
-    return _chromium(page, "--dump-dom")
+def chromium_layout(page: Path) -> str:
+    """The DOM of a local HTML page after its scripts ran and its layout at `CHECK_WINDOW`, from headless
+    Chromium with the network off, with `LAYOUT_PROBE`'s measurements in it. The probe runs in a copy of the
+    page beside it (so its relative links resolve), removed afterwards: the built book stays as it was."""
+    copy = page.with_name(f".layout-probe-{page.name}")
+    copy.write_text(page.read_text(encoding="utf-8").replace("</body>", f"{LAYOUT_PROBE}</body>", 1))
+    try:
+        return _chromium(copy, "--dump-dom", f"--window-size={CHECK_WINDOW}")
+    finally:
+        copy.unlink()
 
 
-def chromium_screenshot(page: Path, png: Path, size: str = "1300,2000") -> None:
+def chromium_screenshot(page: Path, png: Path, size: str = CHECK_WINDOW) -> None:
     """A screenshot of the top of a local HTML page (`size` is "width,height" in pixels)."""
     _chromium(page, f"--screenshot={png.resolve()}", f"--window-size={size}")
 
@@ -614,19 +786,31 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for r in results:
         print(
             f"{r.page}: {r.charts_drawn}/{r.charts} charts drawn, "
-            f"{r.formulas_typeset}/{r.formulas} formulas typeset, {len(r.too_wide)} wider than the "
-            f"{COLUMN_WIDTH_PX} px column"
+            f"{r.formulas_typeset}/{r.formulas} formulas typeset; wider than its {r.column_px} px column: "
+            f"{len(r.too_wide)} of {len(r.chart_widths)} charts"
             + (f" ({', '.join(map(str, r.too_wide))} px)" if r.too_wide else "")
+            + f", {len(r.tables_too_wide)} of {len(r.table_widths)} tables"
+            + (f" ({', '.join(map(str, r.tables_too_wide))} px)" if r.tables_too_wide else "")
         )
-    wide = sum(len(r.too_wide) for r in results)
-    drawn = sum(len(r.chart_widths) for r in results)
-    print(f"charts wider than the {COLUMN_WIDTH_PX} px column: {wide} of {drawn} (gate: 0)")
+    for kind, wide, every in (
+        ("charts", [w for r in results for w in r.too_wide], [w for r in results for w in r.chart_widths]),
+        (
+            "tables",
+            [w for r in results for w in r.tables_too_wide],
+            [w for r in results for w in r.table_widths],
+        ),
+    ):
+        print(
+            f"{kind} wider than the text column at a {CHECK_WINDOW.split(',')[0]} px window: "
+            f"{len(wide)} of {len(every)} (gate: 0)"
+        )
     noise = pages_noise(args.scale)
     print(f"warnings, tracebacks and absolute paths in the pages' outputs: {len(noise)} (gate: 0)")
     for line in noise:
         print(f"  {line}")
     print(f"screenshots in {Path('_build') / args.scale / 'screenshots'}")
-    return 0 if all(r.complete and not r.too_wide for r in results) and not noise else 1
+    fits = all(r.complete and not r.too_wide and not r.tables_too_wide for r in results)
+    return 0 if fits and not noise else 1
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

@@ -257,7 +257,8 @@ def verdict_bars(counts: pd.DataFrame, verdicts: Sequence[str]) -> alt.Chart:
             order=alt.Order("order:Q"),
             tooltip=["chapter", "verdict", "claims"],
         )
-        .properties(width=360)
+        # 260 px of labels, the bars and the legend fit the text column (`book.COLUMN_WIDTH_PX`)
+        .properties(width=340)
     )
 
 

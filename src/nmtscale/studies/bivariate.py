@@ -898,6 +898,87 @@ def effects_by_budget(
     return pd.DataFrame(rows).set_index(["steps", "family"])
 
 
+def law_models(runs_at: pd.DataFrame) -> set[str]:
+    """The models of one budget's runs if Eq. 2 can be fitted to them (the baseline and at least two depths
+    of each family: three sizes along each of the law's two axes), else the empty set."""
+    models = runs_at.drop_duplicates("model").groupby("approach")["model"].apply(set)
+    enough = "baseline" in models and all(len(models.get(a, ())) >= 2 for a in ("encoder", "decoder"))
+    return set(runs_at["model"]) if enough else set()
+
+
+def laws_by_budget(
+    table: pd.DataFrame, long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de"
+) -> pd.DataFrame:
+    """Eq. 2 fitted at every budget to one set of models, so that its coefficients can be compared across
+    budgets: the models of the longest budget in `long_table` that carries the baseline and two depths of each
+    family (`law_models`), at the chapter's budget (`table`) and at every longer one that trained them all.
+    One row per (steps, test_set): alpha, pe, pd, L_inf, R^2 (%), the number of runs and whether the runs
+    determine the law. Empty when no longer budget carries such a set."""
+    rows = table[(table["direction"] == direction) & (table["seed"] == seed)].dropna(subset=["loss"])
+    longer = long_table[(long_table["direction"] == direction) & (long_table["seed"] == seed)]
+    longer = longer.dropna(subset=["loss"])
+    candidates = [law_models(group) for _, group in sorted(longer.groupby("steps"), reverse=True)]
+    models = next((m for m in candidates if m), set())
+    if not models:
+        return pd.DataFrame()
+    baseline = rows[rows["approach"] == "baseline"].iloc[0]
+    law = laws.bivariate_law(float(baseline["Ne"]), float(baseline["Nd"]))
+    budgets = [(int(rows["steps"].max()), rows), *((int(b), g) for b, g in longer.groupby("steps"))]
+    fits = []
+    for steps, runs_at in budgets:
+        for test_set, points in runs_at[runs_at["model"].isin(models)].groupby("test_set", sort=False):
+            if set(points["model"]) != models:
+                continue
+            _, fit = fitting.optimum_gap(fitting.fit_multistart(law, points[["Ne", "Nd"]], points["loss"]))
+            fits.append(
+                {
+                    "steps": steps,
+                    "test_set": test_set,
+                    **fit.params,
+                    "r2": fit.diagnostics.r2,
+                    "runs": len(points),
+                    "determined": fit.determined,
+                }
+            )
+    order = {t: i for i, t in enumerate(TEST_SETS)}
+    return (
+        pd.DataFrame(fits)
+        .sort_values(["steps", "test_set"], key=lambda c: c.map(order) if c.name == "test_set" else c)
+        .set_index(["steps", "test_set"])
+    )
+
+
+def law_stability_gates(laws_at: pd.DataFrame, max_change: float = 0.15) -> list[Gate]:
+    """Issue 47's budget stability of the fitted exponents: pe and pd of `laws_by_budget` at each budget
+    within `max_change` (relative) of their values at the budget before, per test set. An exponent on its
+    lower bound 0 at the shorter budget has no relative change: stable if it stays there, else infinite."""
+    gates = []
+    if laws_at.empty:
+        return gates
+    budgets = sorted(set(laws_at.index.get_level_values("steps")))
+    for test_set in [t for t in TEST_SETS if t in set(laws_at.index.get_level_values("test_set"))]:
+        for b, b_long in itertools.pairwise(budgets):
+            if (b, test_set) not in laws_at.index or (b_long, test_set) not in laws_at.index:
+                continue
+            for exponent in ("pe", "pd"):
+                before = laws_at.loc[(b, test_set), exponent]
+                after = laws_at.loc[(b_long, test_set), exponent]
+                from_bound = 0.0 if after < ON_BOUND else math.inf
+                change = from_bound if before < ON_BOUND else after / before - 1
+                gates.append(
+                    Gate(
+                        f"law stability {b:,}->{b_long:,}, Eq. 2 {exponent} en-de {test_set} "
+                        "(relative change)",
+                        change,
+                        f"within +-{max_change:.0%}",
+                        bool(abs(change) <= max_change),
+                        f"{before:.3f} at {b:,} updates, {after:.3f} at {b_long:,}"
+                        + (" (on its lower bound 0 at the shorter budget)" if before < ON_BOUND else ""),
+                    )
+                )
+    return gates
+
+
 def scale_gates(
     table: pd.DataFrame,
     spread: pd.DataFrame,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,12 +101,19 @@ def gates_table(gates: Sequence[Gate]) -> pd.DataFrame:
     )
 
 
+def _gate_value(value: float) -> str:
+    # NaN: nothing to measure (say, a family not trained at a budget); inf: a change from an exponent of 0
+    if math.isnan(value):
+        return "n/a"
+    return "unbounded" if math.isinf(value) else f"{value:.3g}"
+
+
 def show_gates(gates: Sequence[Gate]):
     """The gates table styled for the book: failed gates in red."""
     frame = gates_table(gates)
     return (
         frame.style.hide(axis="index")
-        .format({"measured": "{:.3g}"})
+        .format({"measured": _gate_value})
         .apply(
             lambda row: ["color: #b00020; font-weight: bold" if row["result"] == "FAILED" else ""] * len(row),
             axis=1,

@@ -677,90 +677,33 @@ claims.show(chapter_claims)
 # Generated from this run's tables, so the text cannot drift from the results.
 
 # %%
-ch1_losses = table[table["seed"] == seed].set_index(["direction", "model", "test_set"])["loss"]
-decoded_losses = pd.Series(
-    {
-        (p.direction, p.label, key.split("/")[1]): loss
-        for p, s in zip(quality_plan, quality_summaries, strict=True)
-        for key, loss in s.final_loss.items()
-    }
-)
-same_runs = (decoded_losses - ch1_losses.reindex(decoded_losses.index)).abs().max()
-
-
-def spans(frame, column, by):
-    return "; ".join(f"{k} {composition.value_range(g[column])}" for k, g in frame.groupby(by))
-
-
-natural_loss = natural_sets.pivot_table(index="series", columns="test_set", values="loss")
-widest = natural_sets[natural_sets["width"] == max(student_widths)].groupby("series")["loss"].mean()
-narrowest = natural_sets[natural_sets["width"] == min(student_widths)].groupby("series")["loss"].mean()
-per_doubling = (narrowest - widest) / np.log2(max(student_widths) / min(student_widths))
-natural_points = every_point[every_point["test_set"].isin(TEST_SETS)]
-rho = composition.rank_agreement(quality)
 lines = [
-    f"- Part A: seed standard deviation {spread['std'].mean():.4f} nats, threshold {threshold:.3f} nats. "
-    f"Eq. 2 total exponent p = pe + pd by originality: {spans(comp, 'p', 'originality')}; scale-up to the "
-    f"threshold: {spans(comp, 'multiplier', 'originality')}.",
-    f"- Loss slope per doubling of N (800 updates): {spans(slopes, 'slope', 'originality')}; "
-    f"{int(composition.significant(slopes).sum())} of {len(slopes)} intervals exclude 0. After "
-    f"{chapter1['long_steps']} updates (En->De): {spans(long_slopes, 'slope', 'originality')}, "
-    f"{int(composition.significant(long_slopes).sum())} of {len(long_slopes)} exclude 0; p = pe + pd "
-    f"{spans(long_comp, 'p', 'originality')}, scale-up {spans(long_comp, 'multiplier', 'originality')}.",
-    "- Domain vs originality (slopes): "
-    + "; ".join(f"{r.quantity}: {r.slope:+.4f}" for r in decomposition.itertuples())
-    + ".",
-    "- Teachers: "
-    + "; ".join(
-        f"{name} (width {teachers[name]['width']}) loss {_ranges_loss}"
-        for name, _ranges_loss in (
-            (n, composition.value_range(pd.Series(s.final_loss))) for n, s in teacher_summaries.items()
-        )
-    )
-    + " nats per token; BLEU "
-    + "; ".join(
-        f"{n} {composition.value_range(pd.Series({k: v['bleu'] for k, v in s.translation.items()}))}"
-        for n, s in teacher_summaries.items()
-    )
-    + ", chrF "
-    + "; ".join(
-        f"{n} {composition.value_range(pd.Series({k: v['chrf'] for k, v in s.translation.items()}))}"
-        for n, s in teacher_summaries.items()
-    )
-    + ".",
-    "- Synthetic sets: "
-    + "; ".join(
-        f"{s.name} {s.train_pairs} + {s.heldout_pairs} pairs ({s.dropped} empty dropped)" for s in sets
-    )
-    + ".",
-    "- Students, mean loss over the natural test sets at the widest width (nats per character): "
-    + "; ".join(f"{k} {v:.4f}" for k, v in widest.items())
-    + "; it falls per doubling of the width by "
-    + "; ".join(f"{k} {v:.3f}" for k, v in per_doubling.items())
-    + ". Best width per series and natural test set: "
-    + "; ".join(
-        f"{r.series}/{r.test_set} {r.best_width}" for r in best[best["test_set"].isin(TEST_SETS)].itertuples()
-    )
-    + ".",
-    f"- Part C: {len(every_point)} (checkpoint, test set) translations of up to {max_decode_sentences} "
-    f"sentences by {every_point['run_id'].nunique()} models; BLEU {every_point['bleu'].min():.2f}-"
-    f"{every_point['bleu'].max():.2f} ({(every_point['bleu'] == 0).sum()} zeros), chrF "
-    f"{every_point['chrf'].min():.1f}-{every_point['chrf'].max():.1f}. Eq. 5 holds (BLEU) in "
-    f"{int(fits['holds'].sum())} of {len(fits)} fits of the depth-scaled models and teachers, in chrF form "
-    f"in {int(chrf_fits['holds'].sum())} of {len(chrf_fits)}; in {int(student_fits['holds'].sum())} of "
-    f"{len(student_fits)} fits of the students. On the natural test sets: BLEU at most "
-    f"{natural_points['bleu'].max():.2f}, 0 in {(natural_points['bleu'] == 0).sum()} of "
-    f"{len(natural_points)} translations. Students' BLEU on the natural test sets: "
-    f"{spans(student_points[student_points['test_set'].isin(TEST_SETS)], 'bleu', 'approach')}.",
-    f"- Decoding during training does not change training: part C's runs end at chapter 1's losses to within "
-    f"{same_runs:.1e} nats. Re-decoding the final models reproduces the recorded BLEU to within "
-    f"{redecoded_gap:.3f}.",
-    "- Embedding similarity vs BLEU, Spearman over final models and test sets: "
-    + "; ".join(f"{o} {v:.2f}" for o, v in rho.items())
-    + f"; best model {copy_baseline['best_model_similarity'].max():.3f} vs an untranslated copy of the "
-    f"source "
-    f"{composition.value_range(copy_baseline['copy_similarity'])} and unrelated text "
-    f"{composition.value_range(copy_baseline['unrelated_similarity'])}.",
+    *composition.part_a_numbers(
+        float(spread["std"].mean()),
+        threshold,
+        comp,
+        slopes,
+        long_comp,
+        long_slopes,
+        chapter1["long_steps"],
+        decomposition,
+    ),
+    *composition.part_b_numbers(teachers, teacher_summaries, sets, natural_sets, best),
+    *composition.part_c_numbers(
+        every_point,
+        student_points,
+        max_decode_sentences,
+        {
+            "BLEU (depth-scaled models and teachers)": fits,
+            "chrF (the same)": chrf_fits,
+            "BLEU (students)": student_fits,
+        },
+        TEST_SETS,
+        composition.decoding_loss_change(table, seed, quality_plan, quality_summaries),
+        redecoded_gap,
+        quality,
+        copy_baseline,
+    ),
 ]
 display(Markdown("\n".join(lines)))
 

@@ -278,11 +278,13 @@ def test_laws_by_budget_fit_eq2_to_the_same_models_at_every_budget_and_gate_the_
             at_budget(synthetic_table(noise=0.0), 8000, five),
             at_budget(synthetic_table(steeper, noise=0.0), 16000, five),
             at_budget(synthetic_table(noise=0.0), 32000, {"1L-2L", "8L-2L"}),  # one family only: no law
+            # one more model at a longer budget: the law is fitted there on the five all budgets share
+            at_budget(synthetic_table(noise=0.0), 64000, five | {"3L-2L"}),
         ],
         ignore_index=True,
     )
     laws_at = bivariate.laws_by_budget(table, long_table)
-    assert sorted(set(laws_at.index.get_level_values("steps"))) == [4000, 8000, 16000]
+    assert sorted(set(laws_at.index.get_level_values("steps"))) == [4000, 8000, 16000, 64000]
     assert (laws_at["runs"] == 5).all(), "the same five models at the chapter's budget too"
     assert laws_at.loc[(8000, "l10n"), "pd"] == pytest.approx(0.45, abs=0.02)
     assert laws_at.loc[(16000, "l10n"), "pd"] == pytest.approx(0.6, abs=0.02)

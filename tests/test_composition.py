@@ -315,6 +315,86 @@ def test_bleu_laws_fit_per_group_and_compare_at_equal_loss():
     )
 
 
+def test_part_a_numbers_quote_the_composition_tables():
+    comp = pd.DataFrame(
+        {"originality": ["source", "source", "target"], "p": [0.2, 0.4, 0.1], "multiplier": 3.0}
+    )
+    slopes = pd.DataFrame(
+        {"originality": ["source", "target"], "slope": [-0.05, 0.01], "slope_lower": [-0.07, -0.01]}
+    ).assign(slope_upper=lambda f: f["slope"] + 0.02)
+    decomposition = pd.DataFrame({"quantity": ["domain", "originality"], "slope": [-0.01, 0.002]})
+    text = "\n".join(
+        composition.part_a_numbers(0.0123, 0.035, comp, slopes, comp, slopes, 3200, decomposition)
+    )
+    assert "seed standard deviation 0.0123 nats, threshold 0.035 nats" in text
+    assert "p = pe + pd by originality: source 0.2 to 0.4; target 0.1" in text
+    assert "source -0.05; target 0.01; 1 of 2 intervals exclude 0. After 3200 updates" in text
+    assert "domain: -0.0100; originality: +0.0020." in text
+
+
+def test_part_b_numbers_quote_teachers_sets_and_students():
+    summary = SimpleNamespace(
+        final_loss={"en-de/l10n": 3.0, "en-de/ding": 3.5},
+        translation={"en-de/l10n": {"bleu": 1.5, "chrf": 20.0}, "en-de/ding": {"bleu": 0.5, "chrf": 15.0}},
+    )
+    synthetic = SimpleNamespace(name="forward", train_pairs=900, heldout_pairs=100, dropped=2)
+    students = pd.DataFrame(
+        {
+            "series": ["natural", "natural", "forward", "forward"],
+            "width": [8, 32, 8, 32],
+            "test_set": "l10n",
+            "loss": [1.4, 1.0, 1.6, 1.4],
+        }
+    )
+    best = pd.DataFrame({"series": ["natural", "natural"], "test_set": ["l10n", "forward"], "best_width": 32})
+    text = "\n".join(
+        composition.part_b_numbers({"big": {"width": 32}}, {"big": summary}, [synthetic], students, best)
+    )
+    assert "big (width 32) loss 3 to 3.5 nats per token; BLEU big 0.5 to 1.5, chrF big 15 to 20." in text
+    assert "forward 900 + 100 pairs (2 empty dropped)" in text
+    assert "widest width (nats per character): forward 1.4000; natural 1.0000" in text
+    assert "by forward 0.100; natural 0.200" in text, "the loss falls per doubling: 2 doublings from 8 to 32"
+    assert "natural/l10n 32." in text and "natural/forward" not in text, "natural test sets only"
+
+
+def test_part_c_numbers_count_translations_fits_and_the_decoding_check():
+    points = pd.DataFrame(
+        {
+            "run_id": ["a", "a", "b"],
+            "test_set": ["l10n", "held", "l10n"],
+            "bleu": [0.0, 2.0, 1.0],
+            "chrf": 9.0,
+        }
+    )
+    students = points.tail(1).assign(approach="forward")
+    fits = {"BLEU": pd.DataFrame({"holds": [True, False]}), "chrF": pd.DataFrame({"holds": [True]})}
+    quality = pd.DataFrame(
+        {"originality": "source", "bleu": [1.0, 2.0, 3.0], "embedding_similarity": [0.1, 0.3, 0.2]}
+    )
+    copies = pd.DataFrame(
+        {"best_model_similarity": [0.4], "copy_similarity": [0.5], "unrelated_similarity": 0.1}
+    )
+    text = "\n".join(
+        composition.part_c_numbers(points, students, 50, fits, ["l10n"], 2e-7, 0.01, quality, copies)
+    )
+    assert (
+        "3 (checkpoint, test set) translations of up to 50 sentences by 2 models; BLEU 0.00-2.00 (1 zeros)"
+        in text
+    )
+    assert "Eq. 5 holds in: BLEU 1 of 2, chrF 1 of 1 fits." in text
+    assert "BLEU at most 1.00, 0 in 1 of 2 translations" in text and "sets: forward 1." in text
+    assert "to within 2.0e-07 nats" in text and "source 0.50" in text
+
+
+def test_decoding_loss_change_compares_each_decoded_run_with_chapter_1s():
+    table = pd.DataFrame(
+        {"seed": [0, 0, 1], "direction": "en-de", "model": "2L-2L", "test_set": ["l10n", "ding", "l10n"]}
+    ).assign(loss=[3.0, 3.5, 9.0])
+    planned = SimpleNamespace(direction="en-de", label="2L-2L")
+    decoded = SimpleNamespace(final_loss={"en-de/l10n": 3.0, "en-de/ding": 3.5001})
+    assert composition.decoding_loss_change(table, 0, [planned], [decoded]) == pytest.approx(1e-4)
+
+
 def test_size_trend_slope_per_doubling():
     final = pd.DataFrame({"test_set": "ding", "N": [1000, 2000, 4000], "bleu": [1.0, 1.5, 2.0]})
     trend = composition.size_trend(final, "bleu", ["test_set"]).iloc[0]

@@ -910,16 +910,16 @@ def laws_by_budget(
     table: pd.DataFrame, long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de"
 ) -> pd.DataFrame:
     """Eq. 2 fitted at every budget to one set of models, so that its coefficients can be compared across
-    budgets: the models of the longest budget in `long_table` that carries the baseline and two depths of each
-    family (`law_models`), at the chapter's budget (`table`) and at every longer one that trained them all.
+    budgets: the models that every longer budget in `long_table` carrying a law (the baseline and two depths
+    of each family, `law_models`) trained, fitted at the chapter's budget (`table`) and at each of those.
     One row per (steps, test_set): alpha, pe, pd, L_inf, R^2 (%), the number of runs and whether the runs
-    determine the law. Empty when no longer budget carries such a set."""
+    determine the law. Empty when no longer budget carries a law."""
     rows = table[(table["direction"] == direction) & (table["seed"] == seed)].dropna(subset=["loss"])
     longer = long_table[(long_table["direction"] == direction) & (long_table["seed"] == seed)]
     longer = longer.dropna(subset=["loss"])
-    candidates = [law_models(group) for _, group in sorted(longer.groupby("steps"), reverse=True)]
-    models = next((m for m in candidates if m), set())
-    if not models:
+    candidates = [m for m in (law_models(group) for _, group in longer.groupby("steps")) if m]
+    models = set.intersection(*candidates) if candidates else set()
+    if not law_models(longer[longer["model"].isin(models)]):
         return pd.DataFrame()
     baseline = rows[rows["approach"] == "baseline"].iloc[0]
     law = laws.bivariate_law(float(baseline["Ne"]), float(baseline["Nd"]))

@@ -672,6 +672,16 @@ chapter_claims = composition.claims(
 claims.show(chapter_claims)
 
 # %% [markdown]
+# ### The paper's numbers beside ours
+#
+# The numbers the paper prints for its claims, as transcribed in its inventory (`data/claims/`, with where it
+# prints them), beside this chapter's measurement of each. The values inside the papers' figures (fitted
+# exponents, curves) are not in the text we cite, so they are not transcribed.
+
+# %%
+claims.paper_beside_book("02_composition_bias", chapter_claims).style.hide(axis="index")
+
+# %% [markdown]
 # ### The numbers behind the verdicts
 #
 # Generated from this run's tables, so the text cannot drift from the results.

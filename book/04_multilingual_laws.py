@@ -558,12 +558,20 @@ if len(three_pairs):
 # row names; the scorecard at the front of the book counts these rows.
 
 # %%
-claims.show(
-    multilingual.claims(
-        flat, comparison, fractions, domain, similarity, direction_gaps, held_out, correlation, three_pairs
-    )
-    + multilingual.weight_claims(coefficients, pairs, y, per_size, weighted, held_out, chrf_errors)
-)
+chapter_claims = multilingual.claims(
+    flat, comparison, fractions, domain, similarity, direction_gaps, held_out, correlation, three_pairs
+) + multilingual.weight_claims(coefficients, pairs, y, per_size, weighted, held_out, chrf_errors)
+claims.show(chapter_claims)
+
+# %% [markdown]
+# ### The paper's numbers beside ours
+#
+# The numbers the paper prints for its claims, as transcribed in its inventory (`data/claims/`, with where it
+# prints them), beside this chapter's measurement of each. The values inside the papers' figures (fitted
+# exponents, curves) are not in the text we cite, so they are not transcribed.
+
+# %%
+claims.paper_beside_book("04_multilingual_laws", chapter_claims).style.hide(axis="index")
 
 
 # %% [markdown]

@@ -49,12 +49,12 @@ import html
 import pandas as pd
 from IPython.display import display
 
-from nmtscale import book, charts, record
+from nmtscale import book, charts
 from nmtscale.studies import claims
 
 charts.enable_book_renderer()
 found = book.chapter_claims(scale)
-inventories = claims.load_inventories(record.REPOSITORY / "data" / "claims")
+inventories = claims.load_inventories(claims.INVENTORIES)
 titles = {chapter: book.chapter_title(chapter) for chapter in found}
 card = claims.scorecard({titles[chapter]: rows for chapter, rows in found.items()})
 counts = claims.counts(card)

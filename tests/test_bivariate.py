@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -99,6 +100,8 @@ def test_allocation_is_optimal_at_pd_over_pe_plus_pd(analyses):
     assert best["decoder_fraction"] == pytest.approx(pd_ / (pe + pd_), abs=0.01)
     assert best["alpha_ratio"] == pytest.approx(1.0, abs=1e-3)
     assert (l10n["alpha_ratio"] >= 1 - 1e-9).all() and (l10n["penalty"] >= -1e-12).all()
+    spec = json.dumps(bivariate.allocation_chart(alloc, 0.6).to_dict())
+    assert '"decoder_fraction": 0.55' in spec and "Ghorbani et al. (Sec. 2.3)" in spec, "the paper's line too"
 
 
 def test_fitted_curves_follow_each_family(analyses):

@@ -177,3 +177,43 @@ def test_the_papers_scorecard_counts_each_inventoried_claim_once_and_keeps_our_c
     assert counts.loc["P", claims.PARTLY] == 1 and counts.loc["P", claims.NOT_TESTED_HERE] == 1
     assert card.loc[card["id"] == "a", "per_pair"].item().count(";") == 1
     assert claims.unclaimed_rows(inventories, {"01": rows})["claim"].tolist() == ["our own check"]
+
+
+def test_the_papers_numbers_stand_beside_the_measurements_of_the_rows_that_test_them():
+    inventories = {
+        "P et al. 2022, A Title": [
+            claims.PaperClaim(
+                "a",
+                "Table 4",
+                "q",
+                "c",
+                chapter="01",
+                tested_by=("x (en-de)", "x (en-fr)"),
+                published="0.003",
+            ),
+            claims.PaperClaim("b", "Fig. 2", "q", "c", chapter="01", tested_by=("y",)),  # prints no number
+            claims.PaperClaim("c", "Sec. 3", "q", "c", chapter="01", tested_by=("z",), published="11x"),
+            claims.PaperClaim("d", "Sec. 4", "q", "c", chapter="02", tested_by=("x (en-de)",), published="2"),
+        ]
+    }
+    rows = [
+        claims.Claim("x (en-de)", "p", "0.008 nats", claims.REPRODUCED, "rule"),
+        claims.Claim("x (en-fr)", "p", "0.009 nats", claims.NOT_REPRODUCED, "rule"),
+        claims.Claim("y", "p", "m", claims.REPRODUCED, "rule"),
+    ]
+    beside = claims.paper_beside_book("01", rows, inventories)
+    assert list(beside["where"]) == ["Table 4", "Sec. 3"], "claims of this chapter with a published number"
+    first = beside.iloc[0]
+    assert first["paper"] == "P et al. 2022" and first["paper's number"] == "0.003"
+    assert first["this book"] == "0.008 nats | 0.009 nats" and first["verdict"] == claims.PARTLY
+    assert beside.iloc[1]["verdict"] == claims.NOT_TESTED_HERE, "a row the chapter did not show"
+
+
+def test_the_committed_inventories_publish_numbers_for_chapters_1_2_and_4():
+    chapters = {
+        claim.chapter
+        for _, inventory in map(claims.load_inventory, INVENTORIES)
+        for claim in inventory
+        if claim.published
+    }
+    assert chapters == {"01_bivariate_laws", "02_composition_bias", "04_multilingual_laws"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -263,7 +265,9 @@ def test_the_chapter_charts_draw_every_direction_weight_and_form():
     reducible = multilingual.joint_chart(joints, lines, cohort, "l10n", reducible=True).to_dict()
     assert len(reducible["hconcat"]) == 2 and "Eq. 7, R²" in reducible["hconcat"][0]["title"]
     fractions = multilingual.effective_fractions(joints).assign(label="x")
-    assert len(multilingual.fraction_chart(fractions, "label", "t").to_dict()["layer"]) == 3
+    fraction = multilingual.fraction_chart(fractions, "label", "t").to_dict()
+    assert len(fraction["layer"]) == 5, "diagonal, the paper's 5% bounds and labels, our lines and intervals"
+    assert "f(0.05) > 6 x 0.05, into English" in json.dumps(fraction["datasets"]), "the paper's values drawn"
     fits = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0)
     predicted, measured = multilingual.frontiers(fits, table)
     form = multilingual.F_HAT_FORMS[0]

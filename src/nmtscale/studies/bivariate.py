@@ -46,6 +46,8 @@ from nmtscale.studies.claims import (
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 # Ghorbani App. C, Table 4: the standard deviation of the final loss over 4 seeds, per test set (nats).
 PAPER_SEED_STD = (0.002, 0.006)
+# Ghorbani Sec. 2.3: symmetric scaling of their models puts N_d / N at 0.55 (drawn beside ours in Fig. 6)
+PAPER_SYMMETRIC_FRACTION = 0.55
 # Ghorbani Fig. 6: symmetric scaling "barely distinguishable" from the optimum, lopsided models "much worse";
 # our thresholds for alpha#/alpha* at the symmetric split and at the ends of the figure's axis.
 SYMMETRIC_RATIO = 1.05
@@ -726,11 +728,26 @@ def symmetric_decoder_fraction(table: pd.DataFrame) -> float:
 
 def allocation_chart(alloc: pd.DataFrame, symmetric_fraction: float) -> alt.HConcatChart:
     """Prop. 1 / Fig. 6 from `allocation`: alpha# / alpha* (left) and the additive penalty at the baseline's
-    size (right) against the decoder fraction, a dotted line at the symmetric models' fraction."""
+    size (right) against the decoder fraction, vertical lines at our symmetric models' fraction and at the
+    paper's (`PAPER_SYMMETRIC_FRACTION`)."""
+    symmetric = pd.DataFrame(
+        {
+            "decoder_fraction": [symmetric_fraction, PAPER_SYMMETRIC_FRACTION],
+            "symmetric models": ["ours", "Ghorbani et al. (Sec. 2.3)"],
+        }
+    )
 
     def panel(column: str, title: str) -> alt.LayerChart:
-        marker = alt.Chart(pd.DataFrame({"decoder_fraction": [symmetric_fraction]})).mark_rule(
-            strokeDash=[2, 2]
+        marker = (
+            alt.Chart(symmetric)
+            .mark_rule(color="gray")
+            .encode(
+                strokeDash=alt.StrokeDash(
+                    "symmetric models:N",
+                    scale=alt.Scale(range=[[2, 2], [6, 3]]),
+                    legend=alt.Legend(orient="bottom"),
+                )
+            )
         )
         curves = charts.scaling_chart(
             alloc.assign(series=alloc["direction"] + " " + alloc["test_set"]),

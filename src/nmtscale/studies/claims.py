@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from nmtscale.record import REPOSITORY
+
 REPRODUCED = "reproduced"
 PARTLY = "partly reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -242,7 +244,9 @@ def counts(card: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------------------------
 # The papers' claims, inventoried from the papers (data/claims/<paper>.yaml)
 
-INVENTORY_KEYS = ("id", "where", "quote", "criterion", "chapter", "tested_by", "reason")
+# the papers' claim inventories, one <paper>.yaml each
+INVENTORIES = REPOSITORY / "data" / "claims"
+INVENTORY_KEYS = ("id", "where", "quote", "criterion", "chapter", "tested_by", "reason", "published")
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,9 @@ class PaperClaim:
     # the `Claim.claim` texts of the chapter's verdict rows: one, or one per language pair it is judged on
     tested_by: tuple[str, ...] = ()
     reason: str | None = None
+    # the number(s) the paper prints for the claim, as printed (with the quantity and its unit), where the
+    # text we cite has them: the chapters show them beside their own measurement (`paper_beside_book`)
+    published: str | None = None
 
 
 def load_inventory(path: Path) -> tuple[str, list[PaperClaim]]:
@@ -367,6 +374,35 @@ def paper_counts(card: pd.DataFrame) -> pd.DataFrame:
     )
     grid["claims"] = grid.sum(axis=1)
     return grid
+
+
+def paper_beside_book(
+    chapter: str, rows: Sequence[Claim], inventories: dict[str, Sequence[PaperClaim]] | None = None
+) -> pd.DataFrame:
+    """The papers' published numbers beside a chapter's measurements: one row per inventoried claim of
+    `chapter` (`inventories`, by default those in `INVENTORIES`) that has a `published` value, with where the
+    paper prints it, the `measured` text of each of the chapter's verdict `rows` that tests it (joined per
+    language pair) and the verdict."""
+    inventories = load_inventories(INVENTORIES) if inventories is None else inventories
+    by_text = {row.claim: row for row in rows}
+    found = []
+    for paper, claims in inventories.items():
+        for claim in claims:
+            if claim.chapter != chapter or not claim.published:
+                continue
+            tested = [by_text[text] for text in claim.tested_by if text in by_text]
+            found.append(
+                {
+                    "paper": paper.split(",")[0],
+                    "where": claim.where,
+                    "paper's number": claim.published,
+                    "this book": " | ".join(row.measured for row in tested) or "not shown at this scale",
+                    "verdict": combined_verdict([row.verdict for row in tested])
+                    if tested
+                    else NOT_TESTED_HERE,
+                }
+            )
+    return pd.DataFrame(found, columns=["paper", "where", "paper's number", "this book", "verdict"])
 
 
 def unclaimed_rows(inventories: dict[str, Sequence[PaperClaim]], chapters: dict[str, Sequence[Claim]]):

@@ -1288,11 +1288,36 @@ def joint_chart(
 
 def fraction_chart(frame: pd.DataFrame, color: str, title: str) -> alt.LayerChart:
     """Fig. 6: effective fractions f(p) (`effective_fractions` rows with a `label`) against the own weight,
-    one line per `color` value, with their intervals and the diagonal f = p."""
+    one line per `color` value, with their intervals, and the paper's published values in gray: the diagonal
+    f = p it reports for En->XX pairs and the lower bounds it reports at 5% weight (`SMALL_WEIGHT_GAIN`,
+    triangles)."""
     diagonal = alt.Chart(pd.DataFrame({"p": [0, 1], "f": [0, 1]})).mark_line(strokeDash=[2, 2], color="gray")
+    bounds = pd.DataFrame(
+        {
+            "p": SMALL_WEIGHT,
+            "f": [gain * SMALL_WEIGHT for gain in SMALL_WEIGHT_GAIN.values()],
+            "paper": [
+                f"Fernandes et al. Sec. 3.3: f(0.05) > {g:g} x 0.05, {side}"
+                for side, g in SMALL_WEIGHT_GAIN.items()
+            ],
+        }
+    )
+    paper_labels = pd.DataFrame(
+        {
+            "p": [0.62, SMALL_WEIGHT + 0.03],
+            "f": [0.52, bounds["f"].max() + 0.04],
+            "text": ["paper: f = p", "paper, 5% weight"],
+        }
+    )
     base = alt.Chart(frame).encode(x=alt.X("p:Q", title="own weight p"), color=alt.Color(f"{color}:N"))
     return alt.layer(
         diagonal.encode(x="p:Q", y="f:Q"),
+        alt.Chart(bounds)
+        .mark_point(shape="triangle-up", filled=True, color="gray", size=60)
+        .encode(x="p:Q", y="f:Q", tooltip=["paper"]),
+        alt.Chart(paper_labels)
+        .mark_text(align="left", color="gray", fontSize=10)
+        .encode(x="p:Q", y="f:Q", text="text:N"),
         base.mark_line(point=True).encode(
             y=alt.Y("f:Q", title="effective fraction f(p)"),
             tooltip=["label", "test_set", "p", alt.Tooltip("f:Q", format=".3f")],

@@ -380,6 +380,8 @@ def test_reader_tables_drop_a_row_counter_and_fold_long_tables():
     assert "<th>model</th>" in shown and "3.285" in shown and "0.0831" in shown
     assert "<th>0</th>" not in shown and "<th>1</th>" not in shown  # no row-number column
     assert "<th>2L-2L</th>" in book.reader_table_html(counted.set_index("model"))  # a named index stays
+    gaps = book.reader_table_html(counted.assign(loss=[float("nan"), float("inf")]))
+    assert "<td>—</td>" in gaps and "<td>not determined</td>" in gaps and "NaN" not in gaps
     long = pd.DataFrame({"step": range(book.LONG_TABLE_ROWS + 5)})
     folded = book.reader_table_html(long)
     head, whole = folded.split("<details>")
@@ -415,6 +417,7 @@ def test_reader_number_writes_four_significant_digits_and_an_exponent_only_far_o
         "11,427",
     ]
     assert book.reader_number(2.0169e-35) == "2.017e-35" and book.reader_number(1.1458e105) == "1.146e+105"
-    assert book.reader_number(-0.0105) == "-0.0105" and book.reader_number(float("inf")) == "inf"
+    assert book.reader_number(-0.0105) == "-0.0105" and book.reader_number(float("inf")) == "not determined"
     assert book.reader_number(0.002) == "0.002" and book.reader_number(3.2) == "3.2"
+    assert book.reader_number(float("nan")) == "—" and book.reader_number(float("-inf")) == "not determined"
     assert book.reader_number(1200.0) == "1,200", "no trailing zero cut from an integer part"

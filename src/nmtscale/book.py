@@ -310,10 +310,18 @@ def pages_noise(scale: str = DEFAULT_SCALE, root: Path = Path(".")) -> list[str]
     return [line for page in PAGES for line in output_noise(executed_notebook(page, scale, root))]
 
 
+MISSING = "—"  # how the chapters' tables show a missing value (NaN)
+
+
 def reader_number(x: float) -> str:
     """How the chapters' tables print a float: at most four significant digits, written out between 1e-4 and
     1e6 (with thousands separators, without trailing zeros, so a rounded 0.002 stays 0.002), so a column never
-    mixes `8.3122e-02` with `0.1019`; an exponent only outside."""
+    mixes `8.3122e-02` with `0.1019`; an exponent only outside. A missing value reads "—" and an infinite
+    one (a scale-up a law never reaches, a ratio to 0) "not determined"."""
+    if math.isnan(x):
+        return MISSING
+    if math.isinf(x):
+        return "not determined"
     if x == 0:
         return "0"
     if not 1e-4 <= abs(x) < 1e6:
@@ -393,6 +401,7 @@ def reader_table_html(frame) -> str:
                 index=not isinstance(frame.index, pd.RangeIndex),
                 notebook=True,
                 float_format=reader_number,
+                na_rep=MISSING,
                 classes="reader",
             )
             for group in column_groups(frame)

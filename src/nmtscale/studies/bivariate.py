@@ -1011,10 +1011,10 @@ def scale_gates(
 
     - the decoder effect (`family_effect`) at least `min_effect` seed standard deviations on every test set;
     - the encoder effect outside its 95% interval around zero (two single runs: +-1.96 sqrt(2) seed std);
-    - N spanning at least `min_span` in each fitted family, and at least 3 models with 3 or more seeds;
-    - no run data-limited: its last held-out loss within one seed std of its lowest (`above_minimum`);
     - budget stability: each family's effect at each budget within `max_budget_change` of it at the budget
       before (the chapter's, then each of `long_table`'s in turn);
+    - N spanning at least `min_span` in each fitted family, and at least 3 models with 3 or more seeds;
+    - no run data-limited: its last held-out loss within one seed std of its lowest (`above_minimum`);
     - the last-20% slope, reported: under a cosine schedule the anneal lowers it, so it is no flatness test.
     """
     rows = table[table["direction"] == direction]
@@ -1025,51 +1025,76 @@ def scale_gates(
     gates = []
     for test_set in [t for t in TEST_SETS if t in set(rows["test_set"])]:
         std = seed_std(spread, direction, test_set) or math.nan  # no repeated seeds: no noise to judge by
-        decoder = family_effect(rows, direction, "decoder", test_set, seed)
-        gates.append(
-            Gate(
-                f"decoder effect, {direction} {test_set} (seed std)",
-                decoder / std,
-                f">= {min_effect:g}",
-                bool(decoder / std >= min_effect),
-                f"shallowest minus deepest decoder {decoder:.3f} nats; seed std {std:.4f} nats",
+        gates += _effect_gates(rows, direction, test_set, std, seed, min_effect)
+        gates += _budget_stability_gates(budgets, direction, test_set, seed, max_budget_change)
+    everything = pd.concat([table] if long_table is None else [table, long_table], ignore_index=True)
+    return [
+        *gates,
+        *_coverage_gates(rows, direction, min_span),
+        *_convergence_gates(everything, float(spread["std"].mean())),
+    ]
+
+
+def _effect_gates(
+    rows: pd.DataFrame, direction: str, test_set: str, std: float, seed: int, min_effect: float
+) -> list[Gate]:
+    """`scale_gates`' decoder effect in seed std and encoder effect against its two-run interval."""
+    decoder = family_effect(rows, direction, "decoder", test_set, seed)
+    encoder = family_effect(rows, direction, "encoder", test_set, seed)
+    half = difference_interval(std)
+    return [
+        Gate(
+            f"decoder effect, {direction} {test_set} (seed std)",
+            decoder / std,
+            f">= {min_effect:g}",
+            bool(decoder / std >= min_effect),
+            f"shallowest minus deepest decoder {decoder:.3f} nats; seed std {std:.4f} nats",
+        ),
+        Gate(
+            f"encoder effect, {direction} {test_set} (nats)",
+            encoder,
+            "95% interval excludes 0",
+            bool(abs(encoder) > half),
+            f"shallowest minus deepest encoder; 95% interval [{encoder - half:.3f}, {encoder + half:.3f}]",
+        ),
+    ]
+
+
+def _budget_stability_gates(
+    budgets: Sequence[tuple[pd.DataFrame, int]], direction: str, test_set: str, seed: int, max_change: float
+) -> list[Gate]:
+    """`scale_gates`' budget stability: each family's effect from each budget to the next (`budgets`: runs
+    and steps, shortest first); not judged where a budget does not carry the family's extremes."""
+    gates = []
+    for (shorter, b), (longer, b_long) in itertools.pairwise(budgets):
+        for approach in ("decoder", "encoder"):
+            before = family_effect(shorter, direction, approach, test_set, seed)
+            after = family_effect(longer, direction, approach, test_set, seed)
+            name = (
+                f"budget stability {b:,}->{b_long:,}, {approach} effect {direction} {test_set} "
+                "(relative change)"
             )
-        )
-        encoder = family_effect(rows, direction, "encoder", test_set, seed)
-        half = difference_interval(std)
-        gates.append(
-            Gate(
-                f"encoder effect, {direction} {test_set} (nats)",
-                encoder,
-                "95% interval excludes 0",
-                bool(abs(encoder) > half),
-                f"shallowest minus deepest encoder; 95% interval [{encoder - half:.3f}, "
-                f"{encoder + half:.3f}]",
-            )
-        )
-        for (shorter, b), (longer, b_long) in itertools.pairwise(budgets):
-            for approach in ("decoder", "encoder"):
-                before = family_effect(shorter, direction, approach, test_set, seed)
-                after = family_effect(longer, direction, approach, test_set, seed)
-                name = (
-                    f"budget stability {b:,}->{b_long:,}, {approach} effect {direction} {test_set} "
-                    "(relative change)"
-                )
-                if math.isnan(after):
-                    gates.append(
-                        Gate(name, math.nan, "", None, "the family's extremes are not both trained longer")
-                    )
-                    continue
-                change = after / before - 1
+            if math.isnan(after):
                 gates.append(
-                    Gate(
-                        name,
-                        change,
-                        f"within +-{max_budget_change:.0%}",
-                        bool(abs(change) <= max_budget_change),
-                        f"{before:.3f} nats at {b:,} updates, {after:.3f} at {b_long:,}",
-                    )
+                    Gate(name, math.nan, "", None, "the family's extremes are not both trained longer")
                 )
+                continue
+            change = after / before - 1
+            gates.append(
+                Gate(
+                    name,
+                    change,
+                    f"within +-{max_change:.0%}",
+                    bool(abs(change) <= max_change),
+                    f"{before:.3f} nats at {b:,} updates, {after:.3f} at {b_long:,}",
+                )
+            )
+    return gates
+
+
+def _coverage_gates(rows: pd.DataFrame, direction: str, min_span: float) -> list[Gate]:
+    """`scale_gates`' range of sizes per fitted family and the models repeated with 3 or more seeds."""
+    gates = []
     for approach in ("encoder", "decoder"):
         family = rows[rows["approach"].isin(["baseline", approach])]
         span = family["N"].max() / family["N"].min()
@@ -1092,10 +1117,14 @@ def scale_gates(
             ", ".join(f"{model} x{n}" for model, n in seeds[seeds >= 2].items()),
         )
     )
-    noise = float(spread["std"].mean())
-    everything = pd.concat([table] if long_table is None else [table, long_table], ignore_index=True)
+    return gates
+
+
+def _convergence_gates(everything: pd.DataFrame, noise: float) -> list[Gate]:
+    """`scale_gates`' check that no run (at any budget) has begun to overfit, in units of the mean seed std
+    `noise`, and the steepest last-20% slope, reported."""
     worst = everything.loc[everything["above_minimum"].idxmax()]
-    gates.append(
+    return [
         Gate(
             "largest rise of a run's held-out loss above its minimum (seed std)",
             float(worst["above_minimum"] / noise),
@@ -1103,18 +1132,15 @@ def scale_gates(
             bool(worst["above_minimum"] <= noise),
             f"{worst['direction']} {worst['model']} {worst['test_set']} after {int(worst['steps'])} updates: "
             f"{worst['above_minimum']:.4f} nats; 0 means no run has begun to overfit",
-        )
-    )
-    gates.append(
+        ),
         Gate(
             "steepest last-20% slope (nats per doubling of steps)",
             float(everything["slope"].min()),
             "",
             None,
             "under a cosine schedule the anneal lowers the loss at the end; budget stability is the test",
-        )
-    )
-    return gates
+        ),
+    ]
 
 
 def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
@@ -1176,29 +1202,82 @@ def claims(
     `training`: the analyses of the training loss (`sweeps.training_loss_table`), one per direction.
     """
     quality = fit_quality(analyses)
-    exps = exponents(analyses, spread)
+    return [
+        _univariate_claim(quality, spread),
+        _bivariate_fit_claim(quality),
+        training_claim(training),
+        _held_out_claim(quality),
+        *_exponent_claims(analyses, exponents(analyses, spread)),
+        _seed_claim(spread),
+    ]
+
+
+def _univariate_claim(quality: pd.DataFrame, spread: pd.DataFrame) -> Claim:
+    """Fig. 1: Eq. 1 misses encoder and decoder scaling by more than the noise and Eq. 2's worst miss."""
     noise = float(spread["std"].mean()) if len(spread) else np.nan
-    noise_text = f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds"
+    beyond = int((quality["eq1_max_dev"] > np.maximum(4 * noise, 2 * quality["eq2_max_dev"])).sum())
+    return graded(
+        "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
+        "visibly separate trends for encoder and decoder scaling",
+        f"Eq. 1: R^2 {quality['eq1_r2'].min():.1f}-{quality['eq1_r2'].max():.1f}%, max dev "
+        f"{quality['eq1_max_dev'].min():.3f}-{quality['eq1_max_dev'].max():.3f} nats; Eq. 2: max dev "
+        f"{quality['eq2_max_dev'].min():.3f}-{quality['eq2_max_dev'].max():.3f}; on {beyond} "
+        f"of {len(quality)} test sets Eq. 1 misses by more than 4 seed std and twice Eq. 2's worst miss",
+        by_count(beyond, len(quality)),
+        "reproduced if Eq. 1's max deviation exceeds max(4 seed std, 2x Eq. 2's) on every test set",
+        f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds",
+    )
+
+
+def _bivariate_fit_claim(quality: pd.DataFrame) -> Claim:
+    """Fig. 2, 12: Eq. 2's R^2 on the runs it was fitted to."""
+    return graded(
+        "Eq. 2 fitted jointly describes encoder and decoder scaling (Fig. 2, 12)",
+        "R^2 > 99% on every test set",
+        f"R^2 {quality['eq2_r2'].min():.1f}-{quality['eq2_r2'].max():.1f}% over {len(quality)} test sets "
+        f"({int(quality['fitted_runs'].min())}-{int(quality['fitted_runs'].max())} runs each)",
+        by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)),
+        "reproduced if R^2 >= 99% on every test set, partly if on some",
+    )
+
+
+def _held_out_claim(quality: pd.DataFrame) -> Claim:
+    """Fig. 3, 14: Eq. 2's R^2 on the symmetric models it was not fitted to."""
+    symmetric = quality.dropna(subset=["symmetric_r2"])
+    return graded(
+        "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
+        "R^2 = 99.8% (En->De web domain)",
+        f"R^2 {symmetric['symmetric_r2'].min():.1f}-{symmetric['symmetric_r2'].max():.1f}%, max error "
+        f"{symmetric['symmetric_max_error'].max():.3f} nats over "
+        f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
+        if len(symmetric)
+        else "no symmetric runs",
+        by_count(int((symmetric["symmetric_r2"] >= 99).sum()), len(symmetric), "no symmetric runs"),
+        "reproduced if R^2 >= 99% on every test set, partly if on some",
+    )
+
+
+def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame) -> list[Claim]:
+    """Fig. 5 (pd > pe) and Fig. 6 (symmetric scaling nearly optimal, lopsided models pay), both read only
+    off fits whose data determine both exponents (`exponents`' `*_undetermined`)."""
     n_groups = len(analyses)
-    eq1_beyond_noise = int((quality["eq1_max_dev"] > np.maximum(4 * noise, 2 * quality["eq2_max_dev"])).sum())
-    # pd > pe and the allocation are read only off fits whose data determine both exponents
     both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
     n_determined = int(both.sum())
-    undetermined_reason = (
+    undetermined = (
+        NOT_TESTABLE,
         f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, a flat "
         "profile, its bootstrap interval over half its range, or fewer than half the bootstrap refits "
-        "determining the law)"
+        "determining the law)",
     )
     pd_larger = int((exps["pd"] > exps["pe"])[both].sum())
     pd_confident = int((exps["share_pd_gt_pe"] >= 0.95)[both].sum())
     # pd > pe without bootstrap support anywhere is at most a partial reproduction
     if n_determined == 0:
-        pd_verdict = NOT_TESTABLE, undetermined_reason
+        pd_verdict = undetermined
     elif pd_confident:
         pd_verdict = by_count(pd_confident, n_groups)
     else:
         pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
-    symmetric = quality.dropna(subset=["symmetric_r2"])
     # Fig. 6: alpha#/alpha* at the symmetric split and at the lopsided ends of its axis
     determined = [a for a, ok in zip(analyses, both, strict=True) if ok]
     ratios = [(_alpha_ratio(a), max(_alpha_ratio(a, f) for f in LOPSIDED_FRACTIONS)) for a in determined]
@@ -1206,37 +1285,6 @@ def claims(
     near_optimal = [sym <= SYMMETRIC_RATIO and lop >= LOPSIDED_RATIO for sym, lop in ratios]
     lopsided_or = " or ".join(map(str, LOPSIDED_FRACTIONS))
     return [
-        graded(
-            "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
-            "visibly separate trends for encoder and decoder scaling",
-            f"Eq. 1: R^2 {quality['eq1_r2'].min():.1f}-{quality['eq1_r2'].max():.1f}%, max dev "
-            f"{quality['eq1_max_dev'].min():.3f}-{quality['eq1_max_dev'].max():.3f} nats; Eq. 2: max dev "
-            f"{quality['eq2_max_dev'].min():.3f}-{quality['eq2_max_dev'].max():.3f}; on {eq1_beyond_noise} "
-            f"of {n_groups} test sets Eq. 1 misses by more than 4 seed std and twice Eq. 2's worst miss",
-            by_count(eq1_beyond_noise, n_groups),
-            "reproduced if Eq. 1's max deviation exceeds max(4 seed std, 2x Eq. 2's) on every test set",
-            noise_text,
-        ),
-        graded(
-            "Eq. 2 fitted jointly describes encoder and decoder scaling (Fig. 2, 12)",
-            "R^2 > 99% on every test set",
-            f"R^2 {quality['eq2_r2'].min():.1f}-{quality['eq2_r2'].max():.1f}% over {n_groups} test sets "
-            f"({int(quality['fitted_runs'].min())}-{int(quality['fitted_runs'].max())} runs each)",
-            by_count(int((quality["eq2_r2"] >= 99).sum()), n_groups),
-            "reproduced if R^2 >= 99% on every test set, partly if on some",
-        ),
-        training_claim(training),
-        graded(
-            "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
-            "R^2 = 99.8% (En->De web domain)",
-            f"R^2 {symmetric['symmetric_r2'].min():.1f}-{symmetric['symmetric_r2'].max():.1f}%, max error "
-            f"{symmetric['symmetric_max_error'].max():.3f} nats over "
-            f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
-            if len(symmetric)
-            else "no symmetric runs",
-            by_count(int((symmetric["symmetric_r2"] >= 99).sum()), len(symmetric), "no symmetric runs"),
-            "reproduced if R^2 >= 99% on every test set, partly if on some",
-        ),
         graded(
             "The decoder exponent is larger: pd > pe on every test set (Fig. 5)",
             "pd > pe on all test sets",
@@ -1255,26 +1303,28 @@ def claims(
             f"{max(r[1] for r in ratios):.3f}, on {len(ratios)} test sets whose data determine both exponents"
             if ratios
             else "no fit whose data determine both exponents",
-            (NOT_TESTABLE, undetermined_reason)
-            if n_determined == 0
-            else by_count(sum(near_optimal), n_groups),
+            undetermined if n_determined == 0 else by_count(sum(near_optimal), n_groups),
             f"reproduced if on every test set alpha#/alpha* <= {SYMMETRIC_RATIO} at the symmetric models' "
             f"Nd/N and >= {LOPSIDED_RATIO} at the more lopsided of Nd/N {lopsided_or} (thresholds ours: the "
             "paper says 'barely distinguishable' and 'much worse'); only fits whose data determine both "
             "exponents count",
         ),
-        graded(
-            "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
-            f"std {PAPER_SEED_STD[0]}-{PAPER_SEED_STD[1]} nats per test set over 4 seeds (trend noise 0.003)",
-            f"std {spread['std'].min():.4f}-{spread['std'].max():.4f} nats over {len(spread)} test sets; "
-            f"largest difference between two seeds of one model {spread['max_difference'].max():.4f}"
-            if len(spread)
-            else "no repeated seeds",
-            by_count(int((spread["std"] <= PAPER_SEED_STD[1]).sum()), len(spread), "no repeated seeds"),
-            f"reproduced if the seed std is within the paper's range (<= {PAPER_SEED_STD[1]} nats) on every "
-            "test set, partly if on some",
-        ),
     ]
+
+
+def _seed_claim(spread: pd.DataFrame) -> Claim:
+    """App. C, Table 4: the seed standard deviation against the paper's range."""
+    return graded(
+        "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
+        f"std {PAPER_SEED_STD[0]}-{PAPER_SEED_STD[1]} nats per test set over 4 seeds (trend noise 0.003)",
+        f"std {spread['std'].min():.4f}-{spread['std'].max():.4f} nats over {len(spread)} test sets; "
+        f"largest difference between two seeds of one model {spread['max_difference'].max():.4f}"
+        if len(spread)
+        else "no repeated seeds",
+        by_count(int((spread["std"] <= PAPER_SEED_STD[1]).sum()), len(spread), "no repeated seeds"),
+        f"reproduced if the seed std is within the paper's range (<= {PAPER_SEED_STD[1]} nats) on every "
+        "test set, partly if on some",
+    )
 
 
 def scale(table: pd.DataFrame) -> list[ScaleStatement]:

@@ -139,6 +139,13 @@ def test_claims_are_computed_from_the_numbers():
     assert verdict.filter(like="Eq. 1").iloc[0] == "reproduced"
     # pe 0.15, pd 0.45: the symmetric split costs ~4%, Nd/N = 0.2 ~50%
     assert verdict.filter(like="nearly optimal").iloc[0] == "reproduced"
+    # symmetric k-k models: Nd / N = 16,000 / 28,000 whatever k, beside the paper's 0.55
+    assert (
+        verdicts["measured"]
+        .filter(like="nearly optimal")
+        .iloc[0]
+        .startswith("our symmetric models at Nd/N 0.57;")
+    )
     # an encoder-heavy world: the decoder exponent is the smaller one, and the verdict must say so
     flipped = synthetic_table({**TRUTH, "pe": 0.45, "pd": 0.15})
     verdicts = claims.table(bivariate.claims(bivariate.analyse_all(flipped, n_bootstrap=20), spread))

@@ -379,9 +379,9 @@ glue("effect_interval", float(interval), display=False)
 effects.round(3)
 
 # %% [markdown]
-# The law itself at every budget: Eq. 2 fitted to the same models at each budget, the models of the longest
-# budget that carries the baseline and two depths of each family (five runs for four coefficients, so these
-# fits interpolate more than they test; the chapter's main fits above use all nine models of the first
+# The law itself at every budget: Eq. 2 fitted to the same models at each budget, those that every longer
+# budget carrying the baseline and two depths of each family trained (five runs for four coefficients, so
+# these fits interpolate more than they test; the chapter's main fits above use all nine models of the first
 # budget). If size set the loss, the exponents would stay put as the budget doubles (the `law stability`
 # gates); an exponent at 0 is on its bound: the fit found no gain from that family's depth.
 

@@ -94,22 +94,28 @@ def html_dir(scale: str, root: Path = Path(".")) -> Path:
     return _html_output(scale, root) / "_build" / "html"
 
 
-def parameters_cell_names(chapter: str, root: Path = Path(".")) -> list[str]:
-    """The names assigned in the cell tagged ``parameters`` of ``book/<chapter>.py``."""
+def _parameter_assignments(chapter: str, root: Path) -> tuple[str, list[tuple[str, int]]]:
+    """The source of the cell tagged ``parameters`` of ``book/<chapter>.py`` and each name it assigns, with
+    the line (in the cell) of its assignment."""
     import jupytext
 
     source = _chapter_source(chapter, root)
     for cell in jupytext.read(source).cells:
         if "parameters" in cell.metadata.get("tags", []):
             tree = ast.parse(cell.source, filename=str(source))
-            return [
-                target.id
+            return cell.source, [
+                (target.id, node.lineno)
                 for node in tree.body
                 if isinstance(node, ast.Assign | ast.AnnAssign)
                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                 if isinstance(target, ast.Name)
             ]
     raise ConfigurationError(f"{source}: no cell tagged 'parameters' (# %% tags=[\"parameters\"])")
+
+
+def parameters_cell_names(chapter: str, root: Path = Path(".")) -> list[str]:
+    """The names assigned in the cell tagged ``parameters`` of ``book/<chapter>.py``."""
+    return [name for name, _ in _parameter_assignments(chapter, root)[1]]
 
 
 def parameters_table(chapter: str, namespace: Mapping[str, Any], root: Path = Path(".")):
@@ -120,35 +126,29 @@ def parameters_table(chapter: str, namespace: Mapping[str, Any], root: Path = Pa
     import io
     import tokenize
 
-    import jupytext
     from IPython.display import HTML
 
-    source = _chapter_source(chapter, root)
-    cell = next(c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", []))
+    cell, assignments = _parameter_assignments(chapter, root)
     comments = {
         token.start[0]: token.string.lstrip("# ").strip()
-        for token in tokenize.generate_tokens(io.StringIO(cell.source).readline)
+        for token in tokenize.generate_tokens(io.StringIO(cell).readline)
         if token.type == tokenize.COMMENT
     }
-    code_lines = {node.lineno for node in ast.parse(cell.source).body}
+    code_lines = {line for _, line in assignments}
     rows = []
-    for node in ast.parse(cell.source).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        for target in targets:
-            if not isinstance(target, ast.Name):
-                continue
-            meaning = comments.get(node.lineno)
-            if meaning is None:  # the comment block directly above the assignment
-                above, line = [], node.lineno - 1
-                while line in comments and line not in code_lines:
-                    above.insert(0, comments[line])
-                    line -= 1
-                meaning = " ".join(above)
-            value = yaml.safe_dump(namespace[target.id], default_flow_style=True, width=10**6).strip()
-            rows.append(
-                f"<tr><td>{html.escape(target.id)}</td><td><code>{html.escape(value.removesuffix('...').strip())}"
-                f"</code></td><td>{html.escape(meaning)}</td></tr>"
-            )
+    for name, line in assignments:
+        meaning = comments.get(line)
+        if meaning is None:  # the comment block directly above the assignment
+            above, previous = [], line - 1
+            while previous in comments and previous not in code_lines:
+                above.insert(0, comments[previous])
+                previous -= 1
+            meaning = " ".join(above)
+        value = yaml.safe_dump(namespace[name], default_flow_style=True, width=10**6).strip()
+        rows.append(
+            f"<tr><td>{html.escape(name)}</td><td><code>{html.escape(value.removesuffix('...').strip())}"
+            f"</code></td><td>{html.escape(meaning)}</td></tr>"
+        )
     scale = namespace.get("scale", "")
     return HTML(
         f"<details><summary>the {len(rows)} parameters of this execution (scale {html.escape(str(scale))})"

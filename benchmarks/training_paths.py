@@ -16,7 +16,8 @@ gradient clipping, AdamW built by `train.build_optimizer`. Each path adds one ch
 - + random16 attention dropout: `model.attention_dropout_mask: random16`, the model's own attention
   arithmetic with random16 masks, instead of SDPA's unfused math path with a Bernoulli mask;
 - + fused loss: `train.loss_kernel: fused`, one log-softmax whose backward writes the gradient at once;
-- + bf16: `train.cpu_precision: bf16`, autocast where the CPU multiplies bf16 natively (avx512_bf16, AMX);
+- + bf16: `train.cpu_precision: bf16`, the linear layers' products in bf16 (`model.bf16_matmuls`) where the
+  CPU multiplies bf16 natively (avx512_bf16, AMX);
 - for reference, fused AdamW without attention dropout (a change of recipe: SDPA's flash kernel).
 
 Printed per model and path: target tokens/s, its ratio to the default, achieved GFLOP/s (the analytic matmul

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
-from nmtscale.engine.model import ARCHITECTURES, Attention, Dropout, ModelConfig, build_model
+from nmtscale.engine.model import (
+    ARCHITECTURES,
+    Attention,
+    Dropout,
+    ModelConfig,
+    bf16_matmuls,
+    build_model,
+    linear,
+)
 from nmtscale.engine.tokenizer import BOS, PAD
 from nmtscale.train import autocast
 
@@ -152,6 +162,41 @@ def test_bf16_autocast_runs_with_relative_bias():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         logits = model(src, tgt_in).tgt_logits
     assert torch.isfinite(logits.float()).all()
+
+
+def test_bf16_products_give_fp32_outputs_and_gradients_close_to_fp32():
+    """Within `bf16_matmuls`, a linear layer multiplies bf16 copies (8-bit mantissas: relative errors of
+    ~2^-8 per operand) and returns fp32; outside it, it is F.linear exactly."""
+    generator = torch.Generator().manual_seed(0)
+    x, weight, bias = (torch.randn(*shape, generator=generator) for shape in ((3, 5, 16), (24, 16), (24,)))
+    grad_out = torch.randn(3, 5, 24, generator=generator)
+    results = []
+    for context in (contextlib.nullcontext, bf16_matmuls):
+        leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
+        with context():
+            out = linear(*leaves)
+        out.backward(grad_out)
+        results.append((out, *(t.grad for t in leaves)))
+    (exact, *exact_grads), (product, *product_grads) = results
+    assert torch.equal(exact, torch.nn.functional.linear(x, weight, bias))
+    assert product.dtype == torch.float32 and all(g.dtype == torch.float32 for g in product_grads)
+    assert not torch.equal(product, exact)  # it did multiply in bf16
+    for got, want in zip([product, *product_grads], [exact, *exact_grads], strict=True):
+        assert torch.allclose(got, want, rtol=0.05, atol=0.05 * want.abs().max().item())
+    assert torch.equal(product_grads[2], grad_out.sum((0, 1)))  # the bias gradient stays exact fp32
+
+
+def test_bf16_products_reach_every_linear_layer_and_the_tied_softmax():
+    for tie in (False, True):
+        model = tiny_model("encdec", tie_softmax=tie)
+        src, tgt_in = random_batch(2, 5, 4)
+        exact = model(src, tgt_in).tgt_logits
+        with bf16_matmuls():
+            product = model(src, tgt_in).tgt_logits
+        assert product.dtype == torch.float32
+        assert not torch.equal(product, exact)
+        assert torch.allclose(product, exact, atol=0.05)
+        assert torch.equal(model(src, tgt_in).tgt_logits, exact)  # the context ends with its block
 
 
 def test_num_params_excludes_embeddings_and_softmax():

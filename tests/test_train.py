@@ -12,6 +12,7 @@ from toy import tiny_config, train_whole_and_resumed
 from nmtscale import record
 from nmtscale import train as trainer
 from nmtscale.engine.batching import collate
+from nmtscale.engine.model import linear
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
 
@@ -187,12 +188,15 @@ def test_the_fused_loss_gives_torchs_sum_and_gradient(smoothing, cap):
     assert torch.all(grads[1][0, 2:] == 0)  # padding positions get no gradient
 
 
-def test_cpu_bf16_autocast_runs_only_where_the_processor_multiplies_bf16(monkeypatch):
-    cpu = torch.device("cpu")
+def test_cpu_bf16_products_run_only_where_the_processor_multiplies_bf16(monkeypatch):
+    """On CPU, cpu_precision bf16 means bf16 linear products (`model.bf16_matmuls`), not torch's autocast."""
+    cpu, x, weight = torch.device("cpu"), torch.randn(4, 8), torch.randn(6, 8)
     for native, precision, expected in [(True, "bf16", True), (True, "fp32", False), (False, "bf16", False)]:
         monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda native=native: native)
         with trainer.autocast(cpu, precision):
-            assert torch.is_autocast_enabled("cpu") is expected, (native, precision)
+            assert not torch.is_autocast_enabled("cpu")
+            exact = torch.equal(linear(x, weight), torch.nn.functional.linear(x, weight))
+            assert exact is not expected, (native, precision)
     assert isinstance(record.provenance(1)["cpu_native_bf16"], bool)
 
 

@@ -156,9 +156,10 @@ class TrainConfig:
     # smoothing sum, each with its own backward pass over the logits), "fused" one log-softmax whose backward
     # writes softmax minus the smoothed target at once: the same loss, about half its time.
     loss_kernel: Literal["default", "fused"] = "default"
-    # Matrix products on CPU: "fp32", or "bf16" autocast (fp32 weights, optimiser and loss) where the
-    # processor multiplies bf16 natively (avx512_bf16 or AMX; elsewhere the run stays fp32, and its record's
-    # provenance says which it got). CUDA always trains under bf16 autocast.
+    # Matrix products on CPU: "fp32", or "bf16": the linear layers multiply bf16 copies of their inputs and
+    # weights and return fp32 (`model.bf16_matmuls`; fp32 weights, optimiser, norms, attention, loss), where
+    # the processor multiplies bf16 natively (avx512_bf16 or AMX; elsewhere the run stays fp32, and its
+    # record's provenance says which it got). CUDA always trains under bf16 autocast.
     cpu_precision: Literal["fp32", "bf16"] = "fp32"
     weight_decay: float = 0.0
     label_smoothing: float = 0.1

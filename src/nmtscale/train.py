@@ -41,7 +41,7 @@ from nmtscale.engine.batching import Batch, BatchStream, Example, collate, eval_
 from nmtscale.engine.data import ExperimentData, TestSet
 from nmtscale.engine.flops import training_flops_per_target_token
 from nmtscale.engine.metrics import bleu, chrf, off_target_rate
-from nmtscale.engine.model import ModelConfig, NMTModel, build_model
+from nmtscale.engine.model import ModelConfig, NMTModel, bf16_matmuls, build_model
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
 from nmtscale.record import RunSummary, atomic_write, cpu_has_native_bf16, final_loss
@@ -67,11 +67,13 @@ def pick_device() -> torch.device:
 
 def autocast(device: torch.device, cpu_precision: str = "fp32") -> contextlib.AbstractContextManager:
     """bf16 autocast on CUDA; on CPU only with cpu_precision "bf16" and a processor that multiplies bf16
-    natively (emulated bf16 is slower than fp32 for these model sizes)."""
+    natively (emulated bf16 is slower than fp32 for these model sizes), and then only the linear layers'
+    products (`model.bf16_matmuls`): CPU autocast's bf16 elementwise operations and casts cost more than its
+    products save at the chapters' sizes."""
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     if cpu_precision == "bf16" and cpu_has_native_bf16():
-        return torch.autocast("cpu", dtype=torch.bfloat16)
+        return bf16_matmuls()
     return contextlib.nullcontext()
 
 

@@ -1,0 +1,47 @@
+"""The fast CPU training path against the default (issue 37): the plan, the gate, and the committed runs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+
+from nmtscale.config import config_hash, override
+from nmtscale.studies import bivariate, numerics
+
+PARAMS = "params/01_bivariate_laws/cpu.yaml"
+STEPS, SEEDS = 2000, range(3)  # what benchmarks/training_numerics.py trained and results/ records
+
+
+@pytest.fixture
+def params():
+    with open(PARAMS) as f:
+        return yaml.safe_load(f)
+
+
+def test_both_paths_train_chapter_1s_baseline_and_differ_only_in_the_fast_keys_and_seed(params):
+    planned = numerics.plan(params, STEPS, SEEDS)
+    (baseline,) = bivariate.long_plan(params, STEPS, {"encoder": [], "decoder": []})
+    assert config_hash(planned["default"][0]) == config_hash(baseline.config)
+    for seed, default, fast in zip(SEEDS, planned["default"], planned["fast"], strict=True):
+        assert default.train.seed == fast.train.seed == seed
+        assert config_hash(override(default, numerics.FAST_PATH)) == config_hash(fast)
+    ids = [config_hash(cfg) for configs in planned.values() for cfg in configs]
+    assert len(set(ids)) == len(ids) == 2 * len(SEEDS)
+
+
+def losses(default: list[float], fast: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"path": "default", "seed": i, "test_set": "t", "final_loss": v} for i, v in enumerate(default)]
+        + [{"path": "fast", "seed": i, "test_set": "t", "final_loss": v} for i, v in enumerate(fast)]
+    )
+
+
+def test_the_gate_fails_a_path_that_drifts_by_more_than_one_seed_std():
+    same = numerics.compare(losses([3.00, 3.01, 3.02], [3.005, 3.015, 3.025])).iloc[0]
+    assert same["seed std"] == pytest.approx(0.01)
+    assert same["difference / seed std"] == pytest.approx(0.5)
+    assert bool(same["within 1 seed std"])
+    drifted = numerics.compare(losses([3.00, 3.01, 3.02], [3.03, 3.04, 3.05])).iloc[0]
+    assert drifted["difference / seed std"] == pytest.approx(3.0)
+    assert not bool(drifted["within 1 seed std"])

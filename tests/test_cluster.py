@@ -62,6 +62,12 @@ def test_a_sweep_on_ray_records_what_the_local_engine_records(cluster, store, mo
 def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsewhere(cluster, store):
     doomed = cluster.add_node(**NODE)
     cluster.wait_for_nodes()
+    # the node is registered before the scheduler counts its CPU; a sweep started in between would see two
+    # CPUs and never train three runs at once
+    deadline = time.monotonic() + 60
+    while ray.cluster_resources().get("CPU", 0) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray.cluster_resources().get("CPU", 0) >= 3, ray.cluster_resources()
     # a short run and three long ones: once the short one has finished, each node trains a long one for
     # seconds (the polling below looks every 50 ms)
     steps = [20, 1000, 1000, 1000]

@@ -767,22 +767,40 @@ def claims(
     references paired with unrelated references (`unrelated`). Unless most final models beat that on their
     test sets, the translation claims are not testable: the scores measure chance matches, not translation.
     """
-    found: list[Claim] = []
+    natural = students[students["test_set"].isin(DOMAINS)]
+    return [
+        *_part_a_claims(threshold, comp, slopes, decomposition),
+        *_part_b_claims(natural, back_teachers, noise),
+        _capacity_claim(natural, back_teachers, noise),
+        *_part_c_claims(fits, trend, equal_loss, quality, chance),
+    ]
 
-    def add(claim, paper, measured, verdict, rule, noise_text="", reason=""):
-        found.append(Claim(claim, paper, measured, verdict, rule, noise_text, reason))
 
-    slope_noise = "the size slopes' 95% intervals (bootstrap)"
-    loss_noise = f"{noise:.3f} nats/char between students"
-    chance_reason = "most final models' BLEU does not beat an unrelated reference's: no model translates"
+SLOPE_NOISE = "the size slopes' 95% intervals (bootstrap)"
+CHANCE_REASON = "most final models' BLEU does not beat an unrelated reference's: no model translates"
 
-    # A1: reducible loss vanishes fast on source-original, slowly on target-original test sets.
+
+def _loss_noise(noise: float) -> str:
+    return f"{noise:.3f} nats/char between students"
+
+
+def _scale_ups(values: pd.Series) -> str:
+    """The finite scale-up factors as a range, and on how many test sets the threshold is never reached."""
+    never = int(np.isinf(values).sum())
+    reached = value_range(values[np.isfinite(values)])
+    return reached + (f" (never reached on {never} of {len(values)})" if never else "")
+
+
+def _part_a_claims(
+    threshold: float, comp: pd.DataFrame, slopes: pd.DataFrame, decomposition: pd.DataFrame
+) -> list[Claim]:
+    """Sec. 4, Fig. 7: how the reducible loss scales on source- and target-original test sets (A1), and that
+    originality rather than domain orders the trends (A2)."""
     by_origin = {o: g for o, g in slopes.groupby("originality")}
     sig = slopes[significant(slopes)]
-    k = comp.groupby("originality")["multiplier"]
     measured = (
         f"scale-up to reach {threshold:.3f} nats: "
-        + "; ".join(f"{o} {value_range(v)}" for o, v in k)
+        + "; ".join(f"{o} {_scale_ups(v)}" for o, v in comp.groupby("originality")["multiplier"])
         + ". Loss slope per doubling of N: "
         + "; ".join(f"{o} {value_range(g['slope'])}" for o, g in by_origin.items())
         + f"; {len(sig)} of {len(slopes)} test sets with a slope whose 95% interval excludes 0"
@@ -797,51 +815,50 @@ def claims(
             for _, g in slopes.groupby("direction")
         )
         verdict = REPRODUCED if steeper else NOT_REPRODUCED
-    add(
+    scaling = Claim(
         "Reducible loss falls quickly with size on source-original test sets, slowly on target-original ones",
         "x2.5 vs x11 the model size to reach 0.05 nats of reducible loss (Sec. 4, Fig. 7)",
         measured,
         verdict,
         "reproduced if target-original sets gain more per doubling than source-original ones in every "
         "direction (testable once some size slope is significant)",
-        slope_noise,
+        SLOPE_NOISE,
         reason,
     )
-
-    # A2: originality, not domain, decides.
     parts = decomposition.set_index("quantity").iloc[:, 0]
-    domain = parts.filter(like="domain part")
-    origin = parts.filter(like="originality part")
+    domain, origin = parts.filter(like="domain part"), parts.filter(like="originality part")
     if domain.empty or origin.empty:
         measured, verdict, reason = "needs both directions", NOT_TESTABLE, "one translation direction only"
     else:
         d, o = float(domain.iloc[0]), float(origin.iloc[0])
         measured = f"slope differences: domain part {d:+.4f}, originality part {o:+.4f} nats per doubling"
         verdict = NOT_TESTABLE if sig.empty else (REPRODUCED if abs(o) > abs(d) else NOT_REPRODUCED)
-    add(
+    ordering = Claim(
         "Test sets of one originality scale alike whatever their domain",
         "one source- and one target-original set per domain: originality, not domain, orders the trends "
         "(Fig. 7)",
         measured,
         verdict,
         "reproduced if the originality part of the scaling gap exceeds the domain part (testable as above)",
-        slope_noise,
+        SLOPE_NOISE,
         reason,
     )
+    return [scaling, ordering]
 
-    # B1: back-translation stops helping beyond a size; forward translation flat even for small models.
-    natural = students[students["test_set"].isin(DOMAINS)]
+
+def _part_b_claims(natural: pd.DataFrame, back_teachers: Mapping[str, int], noise: float) -> list[Claim]:
+    """Sec. 5, Fig. 8: back-translation stops helping beyond a size (B1); forward translation scales flat."""
     best = best_width(natural)
     back = best[best["series"].isin(back_teachers)]
     stopped = back[~back["still_improving"]]
-    add(
+    back_translated = Claim(
         "Students trained on back-translated data stop improving on natural test data beyond some size",
         "the test loss rises after about 400M parameters while the training loss keeps falling (Fig. 8)",
         "best width per back-translated series and natural test set: "
         + "; ".join(f"{r.series}/{r.test_set} {r.best_width}" for r in back.itertuples()),
         REPRODUCED if len(back) and len(stopped) * 2 >= len(back) else NOT_REPRODUCED,
         "reproduced if the widest student is not the best in at least half the (series, test set) cases",
-        loss_noise,
+        _loss_noise(noise),
     )
     forward = best[best["series"] == "forward"]
     reason = "" if len(forward) else "no forward-translation students at this scale"
@@ -854,51 +871,63 @@ def claims(
             + f"; noise {noise:.3f}"
         )
         verdict = REPRODUCED if (forward["gain_smallest_to_best"] <= noise).all() else NOT_REPRODUCED
-    add(
+    forward_translated = Claim(
         "Forward-translated training data lets even small models reach their floor (flat scaling)",
         "students of forward-translated data scale flat (Sec. 5)",
         measured,
         verdict,
         "reproduced if forward-translation students gain no more than the noise from size on every natural "
         "test set",
-        loss_noise,
+        _loss_noise(noise),
         reason,
     )
+    return [back_translated, forward_translated]
 
-    # B2: the capacity hypothesis: past the teacher's size, students trained on its output stop improving.
-    rows_b2, verdicts_b2 = [], []
+
+def _capacity_claim(natural: pd.DataFrame, back_teachers: Mapping[str, int], noise: float) -> Claim:
+    """Sec. 5's hypothesis (B2): past the teacher's size, students trained on its output stop improving."""
+    rows, keeps_improving = [], []
     for name, teacher_n in back_teachers.items():
         series = natural[natural["series"] == name]
         larger = series[series["N"] >= teacher_n]
         if larger["N"].nunique() < 2:
-            rows_b2.append(f"{name} (teacher N {teacher_n:,}): no two students as large as the teacher")
+            rows.append(f"{name} (teacher N {teacher_n:,}): no two students as large as the teacher")
             continue
         first, last = larger["N"].min(), larger["N"].max()
         gains = (
             larger[larger["N"] == first].set_index("test_set")["loss"]
             - larger[larger["N"] == last].set_index("test_set")["loss"]
         )
-        verdicts_b2.append(bool((gains > noise).sum() * 2 > len(gains)))
-        rows_b2.append(
+        keeps_improving.append(bool((gains > noise).sum() * 2 > len(gains)))
+        rows.append(
             f"{name} (teacher N {teacher_n:,}): from N {first:,} to {last:,} the loss falls "
             + ", ".join(f"{t} {g:.3f}" for t, g in gains.items())
         )
-    if not verdicts_b2:
+    if not keeps_improving:
         verdict, reason = NOT_TESTABLE, "no series has two students at least as large as its teacher"
     else:
-        verdict, reason = (NOT_REPRODUCED if any(verdicts_b2) else REPRODUCED), ""
-    add(
+        verdict, reason = (NOT_REPRODUCED if any(keeps_improving) else REPRODUCED), ""
+    return Claim(
         "(hypothesis) Back-translated training stops helping at about the back-translation model's size",
         "saturation near the size of the 380M back-translation model, offered as a hypothesis (Sec. 5)",
-        "; ".join(rows_b2) + " nats/char",
+        "; ".join(rows) + " nats/char",
         verdict,
         "not reproduced if some series keeps improving by more than the noise beyond its teacher's size on "
         "most natural test sets",
-        loss_noise,
+        _loss_noise(noise),
         reason,
     )
 
-    # C: translation quality, testable only where the models beat unrelated text.
+
+def _part_c_claims(
+    fits: pd.DataFrame,
+    trend: pd.DataFrame,
+    equal_loss: pd.DataFrame,
+    quality: pd.DataFrame,
+    chance: pd.DataFrame,
+) -> list[Claim]:
+    """Sec. 4-5, Fig. 9-11: translation quality, testable only where most final models beat the BLEU of an
+    unrelated reference (chance)."""
     scored = quality.merge(chance, on=["direction", "test_set"])
     above = scored["bleu"] > scored["chance_bleu"]
     beats_chance = bool(above.mean() >= 0.5)
@@ -906,17 +935,24 @@ def claims(
         f"{int(above.sum())} of {len(scored)} final (model, test set) BLEU scores beat an unrelated "
         f"reference's ({value_range(scored['chance_bleu'], 2)}); "
     )
+    return [
+        _bleu_law_claim(fits, floor, beats_chance),
+        _bleu_trend_claim(trend, floor, beats_chance),
+        _equal_loss_claim(equal_loss, floor, beats_chance),
+        _learned_metric_claim(quality, scored, beats_chance),
+    ]
 
-    # C1: Eq. 5 on target-original, not on source-original.
+
+def _bleu_law_claim(fits: pd.DataFrame, floor: str, beats_chance: bool) -> Claim:
+    """C1: Eq. 5 (BLEU as a power law of the loss) on target-original data, not on source-original data."""
     holds = fits.groupby("originality")["holds"].agg(["sum", "count"])
     measured = floor + "; ".join(
         f"{o}: Eq. 5 holds in {int(r['sum'])} of {int(r['count'])} fits" for o, r in holds.iterrows()
     )
     share = (holds["sum"] / holds["count"]).to_dict()
-    reproduced = share.get("target-original", 0) > 0.5 and share.get("source-original", 1) < share.get(
-        "target-original", 0
-    )
-    add(
+    target, source = share.get("target-original", 0), share.get("source-original", 1)
+    reproduced = target > 0.5 and source < target
+    return Claim(
         "BLEU follows the loss as a power law (Eq. 5) on target-original data, not on source-original data",
         "Eq. 5 describes BLEU vs loss on target-original sets; on source-original sets the two decouple "
         "(Fig. 9)",
@@ -926,10 +962,12 @@ def claims(
         "in a smaller share of source-original ones (testable once most models beat an unrelated "
         "reference's BLEU)",
         "BLEU of an unrelated reference (chance)",
-        "" if beats_chance else chance_reason,
+        "" if beats_chance else CHANCE_REASON,
     )
 
-    # C2: BLEU keeps rising with size on target-original data, stalls on source-original data.
+
+def _bleu_trend_claim(trend: pd.DataFrame, floor: str, beats_chance: bool) -> Claim:
+    """C2: BLEU keeps rising with size on target-original data, stalls on source-original data."""
     rising = {o: g for o, g in trend.dropna(subset=["slope"]).groupby("originality")}
     measured = floor + "; ".join(
         f"{o}: BLEU per doubling of N {value_range(g['slope'])} "
@@ -939,11 +977,11 @@ def claims(
     tgt, src = rising.get("target-original"), rising.get("source-original")
     if tgt is None or src is None or not beats_chance:
         verdict = NOT_TESTABLE
-        reason = chance_reason if not beats_chance else "needs BLEU trends on both originalities"
+        reason = CHANCE_REASON if not beats_chance else "needs BLEU trends on both originalities"
     else:
         reproduced = (tgt["slope_lower"] > 0).all() and not (src["slope_lower"] > 0).any()
         verdict, reason = (REPRODUCED if reproduced else NOT_REPRODUCED), ""
-    add(
+    return Claim(
         "BLEU keeps rising with model size on target-original data but stalls on source-original data",
         "on source-original sets BLEU stops improving while the loss keeps falling (Fig. 9, 10)",
         measured,
@@ -954,7 +992,9 @@ def claims(
         reason,
     )
 
-    # C3: encoder-scaled models translate better at equal loss.
+
+def _equal_loss_claim(equal_loss: pd.DataFrame, floor: str, beats_chance: bool) -> Claim:
+    """C3: at equal loss, encoder-scaled models translate better than decoder-scaled ones."""
     reason = ""
     if equal_loss.empty:
         measured, verdict = "no test set where both families have enough non-zero BLEU", NOT_TESTABLE
@@ -968,8 +1008,8 @@ def claims(
         )
         verdict = REPRODUCED if len(better) * 2 > len(equal_loss) else NOT_REPRODUCED
         if not beats_chance:
-            verdict, reason = NOT_TESTABLE, chance_reason
-    add(
+            verdict, reason = NOT_TESTABLE, CHANCE_REASON
+    return Claim(
         "At equal loss, encoder-scaled models score higher BLEU than decoder-scaled ones",
         "encoder scaling gives better generation quality than decoder scaling at the same loss (Fig. 9)",
         measured,
@@ -980,11 +1020,13 @@ def claims(
         reason,
     )
 
-    # C4: a learned metric mirrors BLEU.
+
+def _learned_metric_claim(quality: pd.DataFrame, scored: pd.DataFrame, beats_chance: bool) -> Claim:
+    """C4: a learned metric (here sentence-embedding similarity) mirrors BLEU."""
     rho = rank_agreement(quality)
     similar = scored["embedding_similarity"] > scored["chance_similarity"]
     testable = beats_chance and bool(similar.mean() >= 0.5)
-    add(
+    return Claim(
         "A learned metric (paper: BLEURT; here: sentence-embedding similarity) mirrors BLEU",
         "BLEURT follows the same trends as BLEU (Fig. 11)",
         f"{int(similar.sum())} of {len(scored)} final similarities beat an unrelated reference's "
@@ -997,7 +1039,6 @@ def claims(
         "BLEU and similarity of an unrelated reference",
         "" if testable else "most final models do not beat an unrelated reference in BLEU and similarity",
     )
-    return found
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -813,7 +813,35 @@ def claims(
     vs En->XX); `held_out` is `held_out_errors`; `correlation` is `chrf_loss_correlation`; `three_pairs` is
     `three_pair_predictions`. Verdicts follow the fixed rules of the rule column.
     """
-    rows: list[Claim] = []
+    return [
+        _per_weight_claim(flat),
+        _joint_law_claim(comparison),
+        _fraction_gap_claim(
+            "f_i(p) is the same in and out of domain (Fig. 6 left)",
+            "minimal differences between the test sets",
+            domain,
+            "l10n vs story",
+        ),
+        _fraction_gap_claim(
+            "f_i(p) does not depend on language similarity (Fig. 6 centre)",
+            "En->{De,Fr} and En->{De,Zh} not significantly different",
+            similarity,
+            "En->De next to Zh vs next to Fr",
+        ),
+        _neutral_split_claim(fractions),
+        _into_english_claim(direction),
+        *(_held_out_claim(held_out, form, equation) for form, equation in HELD_OUT_FORMS),
+        _chrf_claim(correlation),
+        _three_pair_claim(three_pairs),
+    ]
+
+
+HELD_OUT_FORMS = (("eq12", "Eq. 12"), ("linear", "Eq. 13 (linear)"))
+ONE_PERCENT = "1% of the loss (the paper's perturbation size)"
+
+
+def _per_weight_claim(flat: pd.DataFrame) -> Claim:
+    """Fig. 2, 4: fitted per weight, Eq. 6's alpha and L_inf stay put while beta moves."""
     by = flat.pivot_table(index=GROUP, columns="parameter", values="max_z")
     by = by.dropna()
     free = flat.pivot_table(index=GROUP, columns="parameter", values="undetermined").reindex(by.index)
@@ -821,145 +849,141 @@ def claims(
     testable = (free["alpha"] == 0) & (free["L_inf"] == 0)
     flat_ok = (by["alpha"] <= 2) & (by["L_inf"] <= 2)
     beta_moves = by["beta"] > 2
-    rows.append(
-        graded(
-            "Eq. 6 per weight: alpha and L_inf flat in p, beta moves (Fig. 2, 4)",
-            "all alpha, L_inf within 2 std of each other; beta strongly p-dependent",
-            f"the data determine alpha and L_inf at every weight in {int(testable.sum())} of {len(by)} "
-            f"direction/test-set groups; there alpha and L_inf lie within 2 combined std across weights in "
-            f"{int((flat_ok & testable).sum())} and beta differs by more than 2 std in "
-            f"{int((beta_moves & testable).sum())} (over all {len(by)} groups, max z: alpha "
-            f"{by['alpha'].max():.1f}, L_inf {by['L_inf'].max():.1f})",
-            by_count(
-                int((flat_ok & beta_moves & testable).sum()),
-                int(testable.sum()),
-                f"in all {len(by)} groups the data leave alpha or L_inf free at some weight (a flat profile "
-                "against the 1% perturbation noise, or a singular fit)",
-            ),
-            "reproduced if in every group whose data determine alpha and L_inf at each weight, they differ "
-            "by <= 2 combined std between any two weights and beta by more",
-            PERTURBATION_NOISE,
-        )
+    return graded(
+        "Eq. 6 per weight: alpha and L_inf flat in p, beta moves (Fig. 2, 4)",
+        "all alpha, L_inf within 2 std of each other; beta strongly p-dependent",
+        f"the data determine alpha and L_inf at every weight in {int(testable.sum())} of {len(by)} "
+        f"direction/test-set groups; there alpha and L_inf lie within 2 combined std across weights in "
+        f"{int((flat_ok & testable).sum())} and beta differs by more than 2 std in "
+        f"{int((beta_moves & testable).sum())} (over all {len(by)} groups, max z: alpha "
+        f"{by['alpha'].max():.1f}, L_inf {by['L_inf'].max():.1f})",
+        by_count(
+            int((flat_ok & beta_moves & testable).sum()),
+            int(testable.sum()),
+            f"in all {len(by)} groups the data leave alpha or L_inf free at some weight (a flat profile "
+            "against the 1% perturbation noise, or a singular fit)",
+        ),
+        "reproduced if in every group whose data determine alpha and L_inf at each weight, they differ "
+        "by <= 2 combined std between any two weights and beta by more",
+        PERTURBATION_NOISE,
     )
+
+
+def _joint_law_claim(comparison: pd.DataFrame) -> Claim:
+    """Fig. 3, 5: Eq. 7 (alpha and L_inf shared over the weights) fits about as well as Eq. 6 per weight."""
     good = comparison["eq7_r2"] >= 98
-    rows.append(
-        graded(
-            "Eq. 7 (shared alpha, L_inf) fits about as well with far fewer coefficients (Fig. 3, 5)",
-            "10 vs 24 coefficients per pair, close to 100% of the variation captured",
-            f"{int(comparison['eq7_coefficients'].min())}-{int(comparison['eq7_coefficients'].max())} vs "
-            f"{int(comparison['eq6_coefficients'].min())}-{int(comparison['eq6_coefficients'].max())} "
-            f"coefficients; Eq. 7 R^2 {comparison['eq7_r2'].min():.1f}-{comparison['eq7_r2'].max():.1f}% "
-            f"(Eq. 6: {comparison['eq6_r2'].min():.1f}-{comparison['eq6_r2'].max():.1f}%), max dev "
-            f"{comparison['eq7_max_dev'].max():.3f} nats",
-            by_count(int(good.sum()), len(comparison)),
-            "reproduced if Eq. 7's R^2 >= 98% in every group, partly if in some",
-        )
+    return graded(
+        "Eq. 7 (shared alpha, L_inf) fits about as well with far fewer coefficients (Fig. 3, 5)",
+        "10 vs 24 coefficients per pair, close to 100% of the variation captured",
+        f"{int(comparison['eq7_coefficients'].min())}-{int(comparison['eq7_coefficients'].max())} vs "
+        f"{int(comparison['eq6_coefficients'].min())}-{int(comparison['eq6_coefficients'].max())} "
+        f"coefficients; Eq. 7 R^2 {comparison['eq7_r2'].min():.1f}-{comparison['eq7_r2'].max():.1f}% "
+        f"(Eq. 6: {comparison['eq6_r2'].min():.1f}-{comparison['eq6_r2'].max():.1f}%), max dev "
+        f"{comparison['eq7_max_dev'].max():.3f} nats",
+        by_count(int(good.sum()), len(comparison)),
+        "reproduced if Eq. 7's R^2 >= 98% in every group, partly if in some",
     )
-    for claim, paper, gaps, what in (
-        (
-            "f_i(p) is the same in and out of domain (Fig. 6 left)",
-            "minimal differences between the test sets",
-            domain,
-            "l10n vs story",
-        ),
-        (
-            "f_i(p) does not depend on language similarity (Fig. 6 centre)",
-            "En->{De,Fr} and En->{De,Zh} not significantly different",
-            similarity,
-            "En->De next to Zh vs next to Fr",
-        ),
-    ):
-        close = gaps["z"] <= 2
-        rows.append(
-            graded(
-                claim,
-                paper,
-                f"{what}: |gap in f| {gaps['gap'].abs().min():.2f}-{gaps['gap'].abs().max():.2f}, within 2 "
-                f"combined std at {int(close.sum())} of {len(gaps)} weights"
-                if len(gaps)
-                else "not measured",
-                by_count(int(close.sum()), len(gaps)),
-                "reproduced if the f of the two sides differ by <= 2 combined std at every weight",
-                PERTURBATION_NOISE,
-            )
-        )
+
+
+def _fraction_gap_claim(claim: str, paper: str, gaps: pd.DataFrame, what: str) -> Claim:
+    """Fig. 6: f_i(p) of two sides (`fraction_gaps`) within 2 combined std at every weight."""
+    close = gaps["z"] <= 2
+    return graded(
+        claim,
+        paper,
+        f"{what}: |gap in f| {gaps['gap'].abs().min():.2f}-{gaps['gap'].abs().max():.2f}, within 2 "
+        f"combined std at {int(close.sum())} of {len(gaps)} weights"
+        if len(gaps)
+        else "not measured",
+        by_count(int(close.sum()), len(gaps)),
+        "reproduced if the f of the two sides differ by <= 2 combined std at every weight",
+        PERTURBATION_NOISE,
+    )
+
+
+def _neutral_split_claim(fractions: pd.DataFrame) -> Claim:
+    """Fig. 6: out of English, a pair at weight p behaves like a single-pair model of p N (f close to p)."""
     out_of_english = fractions[fractions["cohort"].str.startswith("en-") & (fractions["p"] < 1)]
-    neutral = (out_of_english["f"] - out_of_english["p"]).abs() <= 2 * out_of_english["std_error"]
-    rows.append(
-        graded(
-            "En->XX models split their parameters by the weights: f_i(p) close to p (Fig. 6)",
-            "relatively neutral: a pair at weight p is about a single-pair model of p N",
-            f"f - p {(out_of_english['f'] - out_of_english['p']).min():+.2f} to "
-            f"{(out_of_english['f'] - out_of_english['p']).max():+.2f}; within 2 std of p at "
-            f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
-            if len(out_of_english)
-            else "not measured",
-            by_count(int(neutral.sum()), len(out_of_english)),
-            "reproduced if |f - p| <= 2 perturbation std at every En->XX weight below 1",
-            PERTURBATION_NOISE,
-        )
+    excess = out_of_english["f"] - out_of_english["p"]
+    neutral = excess.abs() <= 2 * out_of_english["std_error"]
+    return graded(
+        "En->XX models split their parameters by the weights: f_i(p) close to p (Fig. 6)",
+        "relatively neutral: a pair at weight p is about a single-pair model of p N",
+        f"f - p {excess.min():+.2f} to {excess.max():+.2f}; within 2 std of p at "
+        f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
+        if len(out_of_english)
+        else "not measured",
+        by_count(int(neutral.sum()), len(out_of_english)),
+        "reproduced if |f - p| <= 2 perturbation std at every En->XX weight below 1",
+        PERTURBATION_NOISE,
     )
+
+
+def _into_english_claim(direction: pd.DataFrame) -> Claim:
+    """Fig. 6 right: into English, pairs share more than out of English (f(XX->En) above f(En->XX))."""
     above = (direction["gap"] > 0) & (direction["z"] > 2)
-    rows.append(
-        graded(
-            "Into English (XX->En) pairs share more: f_i(p) well above En->XX (Fig. 6 right)",
-            "XX->En models with 5% weight: more than 6x the effective parameters of 5% of the model",
-            f"f(XX->En) - f(En->XX) {direction['gap'].min():+.2f} to {direction['gap'].max():+.2f}; "
-            f"larger by more than 2 combined std at {int(above.sum())} of {len(direction)} comparisons"
-            if len(direction)
-            else "not measured",
-            by_count(int(above.sum()), len(direction)),
-            "reproduced if f(XX->En) exceeds f(En->XX) of the same language and weight by > 2 combined std "
-            "everywhere",
-            PERTURBATION_NOISE,
-        )
+    return graded(
+        "Into English (XX->En) pairs share more: f_i(p) well above En->XX (Fig. 6 right)",
+        "XX->En models with 5% weight: more than 6x the effective parameters of 5% of the model",
+        f"f(XX->En) - f(En->XX) {direction['gap'].min():+.2f} to {direction['gap'].max():+.2f}; "
+        f"larger by more than 2 combined std at {int(above.sum())} of {len(direction)} comparisons"
+        if len(direction)
+        else "not measured",
+        by_count(int(above.sum()), len(direction)),
+        "reproduced if f(XX->En) exceeds f(En->XX) of the same language and weight by > 2 combined std "
+        "everywhere",
+        PERTURBATION_NOISE,
     )
-    for form, equation in (("eq12", "Eq. 12"), ("linear", "Eq. 13 (linear)")):
-        errors = held_out[(held_out["form"] == form) & (held_out["held_out_points"] > 0)]
-        ok = errors["held_out_max_rel_error"] <= 0.01
-        rows.append(
-            graded(
-                f"Eq. 11 with {equation} predicts weights held out of the fit, so the frontier (Fig. 7, 18)",
-                "frontier captured almost perfectly at every size",
-                f"held-out mean abs error {errors['held_out_mae'].min():.3f}-"
-                f"{errors['held_out_mae'].max():.3f} nats, worst "
-                f"{errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in "
-                f"{int(ok.sum())} of {len(errors)} groups"
-                if len(errors)
-                else "not measured",
-                by_count(int(ok.sum()), len(errors)),
-                "reproduced if every held-out loss is predicted within 1% (the paper's perturbation size)",
-                "1% of the loss (the paper's perturbation size)",
-            )
-        )
+
+
+def _held_out_claim(held_out: pd.DataFrame, form: str, equation: str) -> Claim:
+    """Fig. 7, 18: Eq. 11 with the fraction law `form` predicts the weights held out of its fit within 1%."""
+    errors = held_out[(held_out["form"] == form) & (held_out["held_out_points"] > 0)]
+    ok = errors["held_out_max_rel_error"] <= 0.01
+    return graded(
+        f"Eq. 11 with {equation} predicts weights held out of the fit, so the frontier (Fig. 7, 18)",
+        "frontier captured almost perfectly at every size",
+        f"held-out mean abs error {errors['held_out_mae'].min():.3f}-"
+        f"{errors['held_out_mae'].max():.3f} nats, worst "
+        f"{errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in "
+        f"{int(ok.sum())} of {len(errors)} groups"
+        if len(errors)
+        else "not measured",
+        by_count(int(ok.sum()), len(errors)),
+        "reproduced if every held-out loss is predicted within 1% (the paper's perturbation size)",
+        ONE_PERCENT,
+    )
+
+
+def _chrf_claim(correlation: pd.DataFrame) -> Claim:
+    """Fig. 8 left: chrF and the loss move together almost linearly."""
     strong = correlation["pearson_r"] <= -0.9
-    rows.append(
-        graded(
-            "chrF moves almost linearly with the loss (Fig. 8 left)",
-            "consistent, almost linear relation",
-            f"Pearson r {correlation['pearson_r'].min():.2f} to {correlation['pearson_r'].max():.2f}; chrF "
-            f"{correlation['chrf_min'].min():.1f}-{correlation['chrf_max'].max():.1f}"
-            if len(correlation)
-            else "not measured",
-            by_count(int(strong.sum()), len(correlation)),
-            "reproduced if r <= -0.9 for every direction and test set",
-        )
+    return graded(
+        "chrF moves almost linearly with the loss (Fig. 8 left)",
+        "consistent, almost linear relation",
+        f"Pearson r {correlation['pearson_r'].min():.2f} to {correlation['pearson_r'].max():.2f}; chrF "
+        f"{correlation['chrf_min'].min():.1f}-{correlation['chrf_max'].max():.1f}"
+        if len(correlation)
+        else "not measured",
+        by_count(int(strong.sum()), len(correlation)),
+        "reproduced if r <= -0.9 for every direction and test set",
     )
+
+
+def _three_pair_claim(three_pairs: pd.DataFrame) -> Claim:
+    """App. H, Fig. 20: laws fitted on two-pair models predict three-pair models within 1%."""
     ok = three_pairs["rel_error"] <= 0.01 if len(three_pairs) else pd.Series(dtype=bool)
-    rows.append(
-        graded(
-            "Two-pair fits predict three-pair models (App. H, Fig. 20)",
-            "predicted well",
-            f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
-            f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
-            if len(three_pairs)
-            else "not measured",
-            by_count(int(ok.sum()), len(three_pairs)),
-            "reproduced if every prediction is within 1% of the measured loss",
-            "1% of the loss (the paper's perturbation size)",
-        )
+    return graded(
+        "Two-pair fits predict three-pair models (App. H, Fig. 20)",
+        "predicted well",
+        f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
+        f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
+        if len(three_pairs)
+        else "not measured",
+        by_count(int(ok.sum()), len(three_pairs)),
+        "reproduced if every prediction is within 1% of the measured loss",
+        ONE_PERCENT,
     )
-    return rows
 
 
 # Fernandes Sec. 3.3: the effective capacity at 5% weight is "more than 3x" 5% of the model for En->{De, Zh},

@@ -116,7 +116,8 @@ counts_per_scale.fillna(0).astype(int).T.assign(claims=lambda frame: frame.sum(a
 # %% [markdown]
 # ## Every claim
 #
-# Each claim links to the table of its chapter that shows the measurement and the rule.
+# Each claim with what its chapter measured and the verdict; the claim links to the table of its chapter
+# that also gives the rule and the noise it was judged against.
 
 # %%
 anchor = "claims-our-measurements-verdicts"

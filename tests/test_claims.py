@@ -61,7 +61,10 @@ def test_the_scorecard_reads_back_what_the_chapters_showed(tmp_path):
         "two": claims.notebook_claims(executed(tmp_path, "two", second)),
     }
     assert found == {"one": first, "two": second}
-    counts = claims.counts(claims.scorecard(found))
+    card = claims.scorecard(found)
+    assert list(card.columns) == ["chapter", "claim", "measured", "verdict", "reason"]
+    assert card["measured"].tolist() == [row.measured for rows in found.values() for row in rows]
+    counts = claims.counts(card)
     assert list(counts.columns) == [*claims.VERDICTS, "claims"]
     assert counts.loc["one"].to_dict() == {
         "reproduced": 1,

@@ -308,75 +308,16 @@ def fit_multistart(
     if batched and not law.batched:
         raise ValueError(f"law {law.name} does not evaluate batches of parameters (Law.batched is False)")
     matrix, target = check_data(law, x, y, positive=loss == "huber_log")
-    starts = law.start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
-    grid = starts.copy()  # the starts a profile point begins from
-    if starts.shape[1] != len(law.parameters):
-        raise ValueError(
-            f"starts have {starts.shape[1]} columns; {law.name} has parameters {list(law.names)}"
-        )
+    grid = law.start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
+    if grid.shape[1] != len(law.parameters):
+        raise ValueError(f"starts have {grid.shape[1]} columns; {law.name} has parameters {list(law.names)}")
     objective = multistart_objective(law, matrix, target, loss, delta, reduction)
-    lower, upper = law.bounds
     fixed = dict(fixed or {})
-    for name, value in fixed.items():
-        if name not in law.names:
-            raise ValueError(f"fixed: {law.name} has no parameter {name!r}; it has {list(law.names)}")
-        i = law.names.index(name)
-        if not lower[i] <= value <= upper[i]:
-            raise ValueError(f"fixed: {name}={value} lies outside its bounds [{lower[i]:g}, {upper[i]:g}]")
-        lower[i] = upper[i] = value
-    if fixed:
-        held = [law.names.index(name) for name in fixed]
-        starts = starts.copy()
-        starts[:, held] = list(fixed.values())
-        starts = np.unique(starts, axis=0)
-    bounds = list(zip(lower, upper, strict=True))
-    ends = np.full_like(starts, np.nan)
-    values = np.full(len(starts), np.nan)
-    converged = np.zeros(len(starts), bool)
-    iterations = np.zeros(len(starts), int)
-    messages = {}  # scipy's word on each start it ran alone
+    lower, upper, starts = _held(law, fixed, grid)
     with single_threaded_blas(), np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        at_start = objective(starts)[0] if batched else np.array([objective(s)[0] for s in starts])
-        kept = np.flatnonzero(np.isfinite(at_start))
-        if not len(kept):
-            raise ValueError(
-                f"the objective of {law.name} is NaN or infinite at every one of the {len(starts)} starts "
-                f"(e.g. 0/0 or log of 0 in the law): give starts where the law is defined"
-            )
-        if batched:
-            runs = minimize_batched(objective, starts[kept], lower, upper)
-            ends[kept], values[kept] = runs.x, runs.fun
-            converged[kept], iterations[kept] = runs.converged, runs.iterations
-        else:
-            for i in kept:
-                result = minimize(objective, starts[i], jac=True, method="L-BFGS-B", bounds=bounds)
-                ends[i], values[i] = result.x, result.fun
-                converged[i], iterations[i], messages[i] = result.success, result.nit, result.message
-        best_index = int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
-        theta, value = ends[best_index], values[best_index]
-        success, message = bool(converged[best_index]), messages.get(best_index, "best of the starts")
-        unpolished = values.copy()
-        if batched:
-            polished = minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds)
-            if np.isfinite(polished.fun) and polished.fun <= value:
-                theta, value, success, message = polished.x, polished.fun, polished.success, polished.message
-            ends[best_index], values[best_index], converged[best_index] = theta, value, success
-    if not np.isfinite(value):
+        runs = _minimised_from_each_start(law, objective, starts, lower, upper, batched)
+    if not np.isfinite(runs.value):
         raise ValueError(f"no start of {law.name} ended at a finite objective; the law is not defined there")
-    chosen = np.arange(len(starts)) == best_index
-    dropped = ~np.isin(np.arange(len(starts)), kept)
-    columns = {"objective": values, "converged": converged, "iterations": iterations, "dropped": dropped}
-    if batched:
-        columns |= {"unpolished_objective": unpolished, "polished": chosen}
-    table = pd.concat(
-        [
-            pd.DataFrame(starts, columns=[f"start_{n}" for n in law.names]),
-            pd.DataFrame(columns | {"chosen": chosen}),
-            pd.DataFrame(ends, columns=list(law.names)),
-        ],
-        axis=1,
-    )
-    table.attrs["dropped_starts"] = int(dropped.sum())
 
     def refit(new_x, new_y, starts):
         # One warm start is cheapest with scipy alone; many starts go through the batched optimiser.
@@ -393,13 +334,101 @@ def fit_multistart(
 
     optimiser = "batched L-BFGS, best polished by L-BFGS-B" if batched else "L-BFGS-B"
     bend = "" if loss == "linear" else f"delta={delta:g}, "
-    method = f"{loss}({bend}reduction={reduction}, starts={len(kept)}, {optimiser})"
-    if dropped.any():
-        method += f", {int(dropped.sum())} starts dropped (objective not finite)"
+    n_dropped = runs.table.attrs["dropped_starts"]
+    method = f"{loss}({bend}reduction={reduction}, starts={len(starts) - n_dropped}, {optimiser})"
+    if n_dropped:
+        method += f", {n_dropped} starts dropped (objective not finite)"
     if fixed:
         method += ", held: " + ", ".join(f"{name}={value:g}" for name, value in fixed.items())
-    fit = _fit(law, matrix, target, theta, value, success, message, method, refit, table)
+    fit = _fit(
+        law, matrix, target, runs.theta, runs.value, runs.success, runs.message, method, refit, runs.table
+    )
     return dataclasses.replace(fit, holding=holding)
+
+
+def _held(
+    law: Law, fixed: Mapping[str, float], grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The law's bounds with each `fixed` parameter's collapsed onto its value, and the starts of `grid` with
+    those parameters set to their values (duplicates removed)."""
+    lower, upper = law.bounds
+    for name, value in fixed.items():
+        if name not in law.names:
+            raise ValueError(f"fixed: {law.name} has no parameter {name!r}; it has {list(law.names)}")
+        i = law.names.index(name)
+        if not lower[i] <= value <= upper[i]:
+            raise ValueError(f"fixed: {name}={value} lies outside its bounds [{lower[i]:g}, {upper[i]:g}]")
+        lower[i] = upper[i] = value
+    if not fixed:
+        return lower, upper, grid
+    starts = grid.copy()
+    starts[:, [law.names.index(name) for name in fixed]] = list(fixed.values())
+    return lower, upper, np.unique(starts, axis=0)
+
+
+@dataclass
+class _StartRuns:
+    """`_minimised_from_each_start`'s result: the best end (polished in the batched path) and the per-start
+    table of `fit_multistart`."""
+
+    theta: np.ndarray
+    value: float
+    success: bool
+    message: str
+    table: pd.DataFrame
+
+
+def _minimised_from_each_start(
+    law: Law, objective, starts: np.ndarray, lower: np.ndarray, upper: np.ndarray, batched: bool
+) -> _StartRuns:
+    """Minimise `objective` from every start whose objective is finite (all at once with `batched`, the best
+    then polished by scipy's L-BFGS-B; else one scipy L-BFGS-B run per start)."""
+    bounds = list(zip(lower, upper, strict=True))
+    ends = np.full_like(starts, np.nan)
+    values = np.full(len(starts), np.nan)
+    converged = np.zeros(len(starts), bool)
+    iterations = np.zeros(len(starts), int)
+    messages = {}  # scipy's word on each start it ran alone
+    at_start = objective(starts)[0] if batched else np.array([objective(s)[0] for s in starts])
+    kept = np.flatnonzero(np.isfinite(at_start))
+    if not len(kept):
+        raise ValueError(
+            f"the objective of {law.name} is NaN or infinite at every one of the {len(starts)} starts "
+            f"(e.g. 0/0 or log of 0 in the law): give starts where the law is defined"
+        )
+    if batched:
+        runs = minimize_batched(objective, starts[kept], lower, upper)
+        ends[kept], values[kept] = runs.x, runs.fun
+        converged[kept], iterations[kept] = runs.converged, runs.iterations
+    else:
+        for i in kept:
+            result = minimize(objective, starts[i], jac=True, method="L-BFGS-B", bounds=bounds)
+            ends[i], values[i] = result.x, result.fun
+            converged[i], iterations[i], messages[i] = result.success, result.nit, result.message
+    best_index = int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
+    theta, value = ends[best_index], values[best_index]
+    success, message = bool(converged[best_index]), messages.get(best_index, "best of the starts")
+    unpolished = values.copy()
+    if batched:
+        polished = minimize(objective, theta, jac=True, method="L-BFGS-B", bounds=bounds)
+        if np.isfinite(polished.fun) and polished.fun <= value:
+            theta, value, success, message = polished.x, polished.fun, polished.success, polished.message
+        ends[best_index], values[best_index], converged[best_index] = theta, value, success
+    chosen = np.arange(len(starts)) == best_index
+    dropped = ~np.isin(np.arange(len(starts)), kept)
+    columns = {"objective": values, "converged": converged, "iterations": iterations, "dropped": dropped}
+    if batched:
+        columns |= {"unpolished_objective": unpolished, "polished": chosen}
+    table = pd.concat(
+        [
+            pd.DataFrame(starts, columns=[f"start_{n}" for n in law.names]),
+            pd.DataFrame(columns | {"chosen": chosen}),
+            pd.DataFrame(ends, columns=list(law.names)),
+        ],
+        axis=1,
+    )
+    table.attrs["dropped_starts"] = int(dropped.sum())
+    return _StartRuns(theta, value, success, message, table)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -221,14 +221,16 @@ def notebook_claims(notebook: Path) -> list[Claim]:
 
 
 def scorecard(chapters: dict[str, Sequence[Claim]]) -> pd.DataFrame:
-    """One row per claim of every chapter (chapter, claim, verdict, reason), in the chapters' order."""
+    """One row per claim of every chapter (chapter, claim, measured, verdict, reason), in the chapters'
+    order: what the chapter measured beside its verdict, so that the reader sees why without opening it."""
     return pd.DataFrame(
         [
-            {"chapter": chapter, "claim": c.claim, "verdict": c.verdict, "reason": c.reason}
+            {"chapter": chapter, "claim": c.claim, "measured": c.measured, "verdict": c.verdict}
+            | {"reason": c.reason}
             for chapter, claims in chapters.items()
             for c in claims
         ],
-        columns=["chapter", "claim", "verdict", "reason"],
+        columns=["chapter", "claim", "measured", "verdict", "reason"],
     )
 
 

@@ -50,6 +50,13 @@ class DataConfig:
     byte_fallback: bool = False
 
     def validate(self, source: str) -> None:
+        self._validate_directions(source)
+        self._validate_sampling(source)
+        self._validate_sizes(source)
+        self._validate_files(source)
+
+    def _validate_directions(self, source: str) -> None:
+        """Directions like 'en-de', none twice, evaluation only into languages the run learns to produce."""
         if not self.directions:
             raise ConfigurationError(f"{source}: data.directions is empty; give at least one, e.g. ['en-de']")
         for key in ("directions", "eval_directions", "tokenizer_directions"):
@@ -71,6 +78,9 @@ class DataConfig:
                     f"{source}: data.eval_directions: {direction!r} translates into a language the run never "
                     f"learns to produce (its targets: {sorted(targets)})"
                 )
+
+    def _validate_sampling(self, source: str) -> None:
+        """Task weights or a temperature, not both, each in range."""
         if self.weights is not None and self.temperature is not None:
             raise ConfigurationError(
                 f"{source}: data.weights and data.temperature both set; task sampling uses one or the other"
@@ -84,6 +94,9 @@ class DataConfig:
             )
         if self.temperature is not None and self.temperature <= 0:
             raise ConfigurationError(f"{source}: data.temperature must be > 0, not {self.temperature}")
+
+    def _validate_sizes(self, source: str) -> None:
+        """Vocabulary, character coverage and the caps on sentence pairs."""
         if self.vocab_size < 8:
             raise ConfigurationError(f"{source}: data.vocab_size must be at least 8, not {self.vocab_size}")
         if not 0 < self.character_coverage <= 1:
@@ -96,6 +109,11 @@ class DataConfig:
             raise ConfigurationError(
                 f"{source}: data.max_train_pairs must be >= 1, not {self.max_train_pairs}"
             )
+
+    def _validate_files(self, source: str) -> None:
+        """User training, tokenizer and test files agree with the directions and the corpus test sets;
+        disjoint sources need an English side in every direction."""
+        all_directions = self.directions + self.eval_directions
         if self.train_files is not None and sorted(self.train_files) != sorted(self.directions):
             raise ConfigurationError(
                 f"{source}: data.train_files has directions {sorted(self.train_files)} but data.directions "

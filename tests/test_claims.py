@@ -212,11 +212,12 @@ def test_the_papers_numbers_stand_beside_the_measurements_of_the_rows_that_test_
     assert beside.iloc[1]["verdict"] == claims.NOT_TESTED_HERE, "a row the chapter did not show"
 
 
-def test_the_committed_inventories_publish_numbers_for_chapters_1_2_and_4():
+def test_the_committed_inventories_publish_numbers_for_every_chapter():
     chapters = {
         claim.chapter
         for _, inventory in map(claims.load_inventory, INVENTORIES)
         for claim in inventory
         if claim.published
     }
-    assert chapters == {"01_bivariate_laws", "02_composition_bias", "04_multilingual_laws"}
+    # None: a claim no chapter tests yet (Zhang's zero-shot BLEU) may still carry the paper's number
+    assert chapters == {None, *book.CLAIM_CHAPTERS[:4]}  # the fitting appendix checks our code, not a paper

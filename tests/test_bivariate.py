@@ -307,6 +307,45 @@ def test_laws_by_budget_fit_eq2_to_the_same_models_at_every_budget_and_gate_the_
     assert bivariate.law_stability_gates(pd.DataFrame()) == []
 
 
+def test_the_family_claims_are_judged_at_the_longest_budget_with_four_sizes_per_family():
+    """Issue 47: the chapter's budget is training-limited (its encoder shows no size effect); at a longer
+    budget with >= 4 sizes per family, Eq. 1, Eq. 2's fit, pd > pe and the allocation are judged there."""
+    flat_encoder = {**TRUTH, "pe": 0.0}
+    table = at_budget(synthetic_table(flat_encoder, noise=0.0), 4000)
+    four = {"2L-2L", "1L-2L", "3L-2L", "4L-2L", "2L-1L", "2L-3L", "2L-4L"}
+    long_table = pd.concat(
+        [
+            at_budget(synthetic_table(noise=0.0), 16000, four),
+            at_budget(synthetic_table(noise=0.0), 32000, four - {"2L-4L"}),  # three decoder sizes: too few
+        ],
+        ignore_index=True,
+    )
+    judged_runs = bivariate.judging_runs(long_table)
+    assert set(judged_runs["steps"]) == {16000} and set(judged_runs["model"]) == four
+    assert bivariate.judging_runs(long_table[long_table["steps"] == 32000]).empty
+    spread = pd.DataFrame(
+        {"direction": ["en-de"], "test_set": ["l10n"], "std": [0.002], "max_difference": [0.004]}
+    )
+    analyses = bivariate.analyse_all(table, n_bootstrap=10)
+    judged = bivariate.analyse_all(judged_runs, n_bootstrap=10)
+    at_chapter = {c.claim: c for c in bivariate.claims(analyses, spread)}
+    both = {c.claim: c for c in bivariate.claims(analyses, spread, judged=judged)}
+    assert list(both) == list(at_chapter)
+
+    def row(rows, part):
+        (found,) = [c for text, c in rows.items() if part in text]
+        return found
+
+    assert row(at_chapter, "pd > pe").verdict != "reproduced"
+    assert row(both, "pd > pe").verdict == "reproduced"
+    assert row(both, "pd > pe").measured.startswith("at 16,000 updates: ")
+    assert row(both, "pd > pe").measured.endswith(f"(at 4,000: {row(at_chapter, 'pd > pe').verdict})")
+    # the symmetric models of the chapter's budget place the split for the longer budget's fit too
+    assert "our symmetric models at Nd/N 0.57;" in row(both, "nearly optimal").measured
+    for kept in ("never saw", "training loss", "Seed-to-seed"):
+        assert row(both, kept) == row(at_chapter, kept), kept
+
+
 def test_an_exponent_leaving_its_bound_zero_is_an_unbounded_change():
     index = pd.MultiIndex.from_tuples([(4000, "l10n"), (8000, "l10n")], names=["steps", "test_set"])
     laws_at = pd.DataFrame({"pe": [0.0, 0.05], "pd": [0.0, 0.0]}, index=index)

@@ -54,6 +54,8 @@ SYMMETRIC_RATIO = 1.05
 LOPSIDED_RATIO = 1.1
 LOPSIDED_FRACTIONS = (0.2, 0.8)
 HELD_OUT_APPROACH = "symmetric"
+# Issue 47: a law is judged only on a family of at least this many sizes (the baseline included)
+MIN_LAW_SIZES = 4
 
 
 TEST_SETS = ["l10n", "story", "ding"]
@@ -923,6 +925,20 @@ def law_models(runs_at: pd.DataFrame) -> set[str]:
     return set(runs_at["model"]) if enough else set()
 
 
+def judging_runs(long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de") -> pd.DataFrame:
+    """The runs of the longest budget in `long_table` at which the baseline and each family reach
+    `MIN_LAW_SIZES` sizes (baseline included), first seed, `direction`: where chapter 1 judges the claims
+    that need only the encoder and decoder families (`claims`' `judged`). Empty when no budget has them."""
+    rows = long_table[(long_table["direction"] == direction) & (long_table["seed"] == seed)]
+    for _, runs_at in sorted(rows.dropna(subset=["loss"]).groupby("steps"), key=lambda item: -item[0]):
+        models = runs_at.drop_duplicates("model").groupby("approach")["model"].nunique()
+        if "baseline" in models and all(
+            models.get(a, 0) + 1 >= MIN_LAW_SIZES for a in ("encoder", "decoder")
+        ):
+            return runs_at.reset_index(drop=True)
+    return rows.iloc[0:0]
+
+
 def laws_by_budget(
     table: pd.DataFrame, long_table: pd.DataFrame, seed: int = 0, direction: str = "en-de"
 ) -> pd.DataFrame:
@@ -1194,22 +1210,52 @@ def training_claim(training: Sequence[Analysis]) -> Claim:
 
 
 def claims(
-    analyses: Sequence[Analysis], spread: pd.DataFrame, training: Sequence[Analysis] = ()
+    analyses: Sequence[Analysis],
+    spread: pd.DataFrame,
+    training: Sequence[Analysis] = (),
+    judged: Sequence[Analysis] = (),
 ) -> list[Claim]:
     """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
 
     `spread` is `sweeps.seed_spread` of the run table the analyses came from; its mean std is the noise.
     `training`: the analyses of the training loss (`sweeps.training_loss_table`), one per direction.
+    `judged`: the analyses of the runs at a longer budget (`judging_runs`). Issue 47: where the chapter's
+    budget is still training-limited, the claims that need only the encoder and decoder families (Eq. 1's
+    failure, Eq. 2's fit, pd > pe and the allocation) are judged there instead; their rows say at which budget
+    and give the verdict at the chapter's. The held-out, training-loss and seed claims need runs (symmetric
+    models, training losses, repeated seeds) only the chapter's budget has, and stay judged there.
     """
     quality = fit_quality(analyses)
-    return [
+    # Nd/N of a symmetric model depends on its depths only, so the chapter's symmetric models place it for
+    # the fits at every budget
+    symmetric = pd.concat([a.held_out_points for a in analyses]) if analyses else pd.DataFrame()
+    fraction = symmetric_decoder_fraction(symmetric) if len(symmetric) else math.nan
+    rows = [
         _univariate_claim(quality, spread),
         _bivariate_fit_claim(quality),
         training_claim(training),
         _held_out_claim(quality),
-        *_exponent_claims(analyses, exponents(analyses, spread)),
+        *_exponent_claims(analyses, exponents(analyses, spread), fraction),
         _seed_claim(spread),
     ]
+    if not judged:
+        return rows
+    judged_quality = fit_quality(judged)
+    at_chapter = {row.claim: row for row in rows}
+    chapter_steps, judged_steps = (int(a[0].points["steps"].max()) for a in (analyses, judged))
+    longer = {
+        row.claim: dataclasses.replace(
+            row,
+            measured=f"at {judged_steps:,} updates: {row.measured} (at {chapter_steps:,}: "
+            f"{at_chapter[row.claim].verdict})",
+        )
+        for row in [
+            _univariate_claim(judged_quality, spread),
+            _bivariate_fit_claim(judged_quality),
+            *_exponent_claims(judged, exponents(judged, spread), fraction),
+        ]
+    }
+    return [longer.get(row.claim, row) for row in rows]
 
 
 def _univariate_claim(quality: pd.DataFrame, spread: pd.DataFrame) -> Claim:
@@ -1257,9 +1303,10 @@ def _held_out_claim(quality: pd.DataFrame) -> Claim:
     )
 
 
-def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame) -> list[Claim]:
-    """Fig. 5 (pd > pe) and Fig. 6 (symmetric scaling nearly optimal, lopsided models pay), both read only
-    off fits whose data determine both exponents (`exponents`' `*_undetermined`)."""
+def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame, symmetric: float) -> list[Claim]:
+    """Fig. 5 (pd > pe) and Fig. 6 (symmetric scaling nearly optimal, lopsided models pay, judged at the
+    decoder fraction Nd/N `symmetric` of the symmetric models), both read only off fits whose data determine
+    both exponents (`exponents`' `*_undetermined`)."""
     n_groups = len(analyses)
     both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
     n_determined = int(both.sum())
@@ -1280,14 +1327,19 @@ def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame) -> list[C
         pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
     # Fig. 6: alpha#/alpha* at the symmetric split and at the lopsided ends of its axis
     determined = [a for a, ok in zip(analyses, both, strict=True) if ok]
-    ratios = [(_alpha_ratio(a), max(_alpha_ratio(a, f) for f in LOPSIDED_FRACTIONS)) for a in determined]
+    ratios = [
+        (_alpha_ratio(a, symmetric), max(_alpha_ratio(a, f) for f in LOPSIDED_FRACTIONS)) for a in determined
+    ]
     ratios = [(sym, lop) for sym, lop in ratios if np.isfinite(sym) and np.isfinite(lop)]
     near_optimal = [sym <= SYMMETRIC_RATIO and lop >= LOPSIDED_RATIO for sym, lop in ratios]
     lopsided_or = " or ".join(map(str, LOPSIDED_FRACTIONS))
-    held_out = analyses[0].held_out_points if analyses else pd.DataFrame()
-    symmetric = (
-        f"our symmetric models at Nd/N {symmetric_decoder_fraction(held_out):.2f}; " if len(held_out) else ""
-    )
+    placed = f"our symmetric models at Nd/N {symmetric:.2f}; " if np.isfinite(symmetric) else ""
+    if not np.isfinite(symmetric):
+        allocation_verdict = NOT_TESTABLE, "no symmetric models place the symmetric split"
+    elif n_determined == 0:
+        allocation_verdict = undetermined
+    else:
+        allocation_verdict = by_count(sum(near_optimal), n_groups)
     return [
         graded(
             "The decoder exponent is larger: pd > pe on every test set (Fig. 5)",
@@ -1302,7 +1354,7 @@ def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame) -> list[C
         graded(
             "Symmetric scaling is nearly optimal; lopsided models pay (Fig. 6)",
             "alpha#/alpha* barely above 1 at Nd/N ~ 0.55; lopsided models: a much worse constant",
-            symmetric
+            placed
             + (
                 f"alpha#/alpha* there: {min(r[0] for r in ratios):.3f}-{max(r[0] for r in ratios):.3f}; at "
                 f"Nd/N {lopsided_or}: {min(r[1] for r in ratios):.3f}-{max(r[1] for r in ratios):.3f}, on "
@@ -1310,7 +1362,7 @@ def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame) -> list[C
                 if ratios
                 else "no fit whose data determine both exponents"
             ),
-            undetermined if n_determined == 0 else by_count(sum(near_optimal), n_groups),
+            allocation_verdict,
             f"reproduced if on every test set alpha#/alpha* <= {SYMMETRIC_RATIO} at the symmetric models' "
             f"Nd/N and >= {LOPSIDED_RATIO} at the more lopsided of Nd/N {lopsided_or} (thresholds ours: the "
             "paper says 'barely distinguishable' and 'much worse'); only fits whose data determine both "
@@ -1349,12 +1401,10 @@ def scale(table: pd.DataFrame) -> list[ScaleStatement]:
     ]
 
 
-def _alpha_ratio(a: Analysis, fraction: float | None = None) -> float:
-    """alpha#/alpha* (`allocation`) at the decoder fraction Nd/N `fraction` (default: the mean of the
-    symmetric models); NaN without symmetric models or without an interior optimum (an exponent of zero)."""
-    if fraction is None:
-        if a.held_out_points.empty:
-            return np.nan
-        fraction = float((a.held_out_points["Nd"] / a.held_out_points["N"]).mean())
+def _alpha_ratio(a: Analysis, fraction: float) -> float:
+    """alpha#/alpha* (`allocation`) at the decoder fraction Nd/N `fraction`; NaN for a NaN fraction or
+    without an interior optimum (an exponent of zero)."""
+    if not np.isfinite(fraction):
+        return np.nan
     ratios = allocation([a], [fraction])
     return float(ratios["alpha_ratio"].iloc[0]) if len(ratios) else np.nan

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
+from nmtscale import book, record, runs
 from nmtscale.config import config_hash, override
 from nmtscale.studies import bivariate, numerics
 
-PARAMS = "params/01_bivariate_laws/cpu.yaml"
 STEPS, SEEDS = 2000, range(3)  # what benchmarks/training_numerics.py trained and results/ records
 
 
 @pytest.fixture
 def params():
-    with open(PARAMS) as f:
-        return yaml.safe_load(f)
+    return book.load_parameters("01_bivariate_laws", "cpu", root=record.REPOSITORY)
 
 
 def test_both_paths_train_chapter_1s_baseline_and_differ_only_in_the_fast_keys_and_seed(params):
@@ -45,3 +43,21 @@ def test_the_gate_fails_a_path_that_drifts_by_more_than_one_seed_std():
     drifted = numerics.compare(losses([3.00, 3.01, 3.02], [3.03, 3.04, 3.05])).iloc[0]
     assert drifted["difference / seed std"] == pytest.approx(3.0)
     assert not bool(drifted["within 1 seed std"])
+
+
+def test_the_committed_fast_path_runs_learn_like_the_default(params, monkeypatch):
+    """The records of benchmarks/training_numerics.py: chapter 1's baseline at 2,000 updates, 3 seeds per
+    path; on every En->De test set the path means differ by at most one pooled seed std."""
+    monkeypatch.setenv("NMTSCALE_RESULTS", str(record.REPOSITORY / params["results_dir"]))
+    planned = numerics.plan(params, STEPS, SEEDS)
+    summaries = {path: [runs.recorded_summary(cfg) for cfg in configs] for path, configs in planned.items()}
+    missing = [
+        config_hash(cfg)
+        for path, configs in planned.items()
+        for cfg, summary in zip(configs, summaries[path], strict=True)
+        if summary is None
+    ]
+    assert not missing, f"no record for {missing}: run benchmarks/training_numerics.py"
+    table = numerics.compare(numerics.final_losses(summaries))
+    assert len(table) == 3
+    assert table["within 1 seed std"].all(), table.to_string()

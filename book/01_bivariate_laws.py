@@ -533,9 +533,9 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   each doubling's change. Five runs for four coefficients interpolate more than they test, so these fits
 #   say how the law moves, not that it holds.
 #
-# What comes next: 2L-3L at the longest budget (the decoder family's fifth size there), then depth families
-# over a decade of N (narrower widths at the bottom, deeper decoders at the top) at that budget, with repeated
-# seeds and symmetric models trained there too, so that every claim can be judged where size sets the loss.
+# What comes next: depth families over a decade of N (narrower widths at the bottom, deeper decoders at the
+# top) at the longest budget, with repeated seeds and symmetric models trained there too, so that every claim
+# can be judged where size sets the loss.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

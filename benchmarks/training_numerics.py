@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-import yaml
-
-from nmtscale import runs
+from nmtscale import book, record, runs
 from nmtscale.studies import numerics
-
-PARAMS = "params/01_bivariate_laws/cpu.yaml"
 
 
 def main() -> None:
@@ -27,8 +23,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="seeds per path")
     parser.add_argument("--workers", type=int, default=1, help="runs trained at once, one thread each")
     args = parser.parse_args()
-    with open(PARAMS) as f:
-        params = yaml.safe_load(f)
+    params = book.load_parameters("01_bivariate_laws", "cpu", root=record.REPOSITORY)
     runs.use_stores(params["runs_dir"], params["results_dir"])
     planned = numerics.plan(params, args.steps, range(args.seeds))
     configs = [cfg for path_configs in planned.values() for cfg in path_configs]

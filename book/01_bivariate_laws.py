@@ -424,17 +424,10 @@ judged = (
 )
 judged_steps = f"{int(judged_runs['steps'].max()):,}" if judged else "none"
 glue("judged_steps", judged_steps, display=False)  # quoted in the discussion
-judged_quality = bivariate.fit_quality(judged) if judged else pd.DataFrame(columns=["eq2_r2"])
-judged_exps = bivariate.exponents(judged, spread) if judged else pd.DataFrame(columns=["test_set"])
-glue("judged_models", int(judged_runs["model"].nunique()), display=False)  # quoted in the discussion
-glue("judged_r2_min", float(judged_quality["eq2_r2"].min()), display=False)
-glue("judged_r2_max", float(judged_quality["eq2_r2"].max()), display=False)
-at_zero = (judged_exps["pe_lower"] <= bivariate.ON_BOUND).sum() if judged else 0
-glue("judged_pe_at_zero", int(at_zero), display=False)
-for test_set in bivariate.TEST_SETS:
-    row = judged_exps[judged_exps["test_set"] == test_set]
-    for name in ("pe", "pd", "share_pd_gt_pe"):
-        glue(f"judged_{name}_{test_set}", float(row[name].iloc[0]) if len(row) else np.nan, display=False)
+judged_quality = bivariate.fit_quality(judged) if judged else pd.DataFrame()
+judged_exps = bivariate.exponents(judged, spread) if judged else pd.DataFrame()
+for name, value in bivariate.judged_numbers(judged_runs, judged_quality, judged_exps).items():
+    glue(name, value, display=False)  # quoted in the discussion
 if judged:
     print(f"judged at {judged_steps} updates: {', '.join(judged_runs['model'].unique())}")
     columns = ["direction", "test_set", "fitted_runs", "eq1_r2", "eq1_max_dev", "eq2_r2", "eq2_max_dev"]

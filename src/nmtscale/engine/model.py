@@ -79,7 +79,6 @@ class _Bf16Linear(torch.autograd.Function):
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         x16, weight16 = x.to(torch.bfloat16), weight.to(torch.bfloat16)
         ctx.save_for_backward(x16, weight16)
-        ctx.has_bias = bias is not None
         out = F.linear(x16, weight16).float()
         return out if bias is None else out.add_(bias)
 
@@ -92,7 +91,7 @@ class _Bf16Linear(torch.autograd.Function):
             grad_x = (grad16 @ weight16).float()
         if ctx.needs_input_grad[1]:
             grad_weight = (grad16.flatten(0, -2).t() @ x16.flatten(0, -2)).float()
-        if ctx.has_bias and ctx.needs_input_grad[2]:
+        if ctx.needs_input_grad[2]:  # False without a bias
             grad_bias = grad_out.flatten(0, -2).sum(0)
         return grad_x, grad_weight, grad_bias
 

@@ -1193,6 +1193,23 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
     return {name: float(value) for name, value in numbers.items()}
 
 
+def judged_numbers(judged_runs: pd.DataFrame, quality: pd.DataFrame, exps: pd.DataFrame) -> dict[str, float]:
+    """The numbers of the fits at the judging budget (`judging_runs`, its `fit_quality` and `exponents`) that
+    the chapter's opening summary quotes: the models, Eq. 2's R^2 range, on how many test sets pe's interval
+    reaches its bound 0, and per test set pe, pd and the share of refits with pd > pe (NaN unfitted)."""
+    numbers = {
+        "judged_models": int(judged_runs["model"].nunique()),
+        "judged_r2_min": float(quality["eq2_r2"].min()) if len(quality) else math.nan,
+        "judged_r2_max": float(quality["eq2_r2"].max()) if len(quality) else math.nan,
+        "judged_pe_at_zero": int((exps["pe_lower"] <= ON_BOUND).sum()) if len(exps) else 0,
+    }
+    for test_set in TEST_SETS:
+        row = exps[exps["test_set"] == test_set] if len(exps) else exps
+        for name in ("pe", "pd", "share_pd_gt_pe"):
+            numbers[f"judged_{name}_{test_set}"] = float(row[name].iloc[0]) if len(row) else math.nan
+    return numbers
+
+
 def training_claim(training: Sequence[Analysis]) -> Claim:
     """Ghorbani App. B: Eq. 2 fits the training loss as well ("almost perfectly"), judged by the bar of the
     test sets' fits."""

@@ -68,9 +68,11 @@ def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsew
     while ray.cluster_resources().get("CPU", 0) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert ray.cluster_resources().get("CPU", 0) >= 3, ray.cluster_resources()
-    # a short run and three long ones: once the short one has finished, each node trains a long one for
-    # seconds (the polling below looks every 50 ms)
-    steps = [20, 1000, 1000, 1000]
+    # a short run and four long ones of distinct lengths on three one-run nodes. Ray may start them in any
+    # order, so each order must reach a moment with a run finished and every node training a long run: the
+    # long runs finish 300 updates apart, and when the first has finished at least one long run is still
+    # queued (if the short one was queued too, it ends within its 20 updates and the long one starts next)
+    steps = [20, 400, 700, 1000, 1300]
     configs = []
     for seed, n in enumerate(steps):
         raw = user_run(store, steps=n, checkpoint_interval=20, seed=seed)
@@ -98,7 +100,7 @@ def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsew
     cluster.remove_node(doomed, allow_graceful=False)
     sweeper.join(timeout=600)
 
-    assert [s.status for s in outcome["summaries"]] == ["finished"] * 4
+    assert [s.status for s in outcome["summaries"]] == ["finished"] * len(steps)
     assert [s.steps for s in outcome["summaries"]] == steps
     assert first.stat().st_mtime_ns == written  # the run finished before the kill was not trained again
     events = [

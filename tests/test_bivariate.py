@@ -346,6 +346,60 @@ def test_the_family_claims_are_judged_at_the_longest_budget_with_four_sizes_per_
         assert row(both, kept) == row(at_chapter, kept), kept
 
 
+def test_held_out_training_and_seed_claims_move_to_the_judging_budget_when_it_has_their_runs():
+    """Symmetric models at the judging budget move the held-out claim there, its runs' training losses the
+    training-loss claim, and a model with three seeds there the seed claim; two seeds are too few."""
+    table = at_budget(synthetic_table(noise=0.0), 4000)
+    four = {"2L-2L", "1L-2L", "3L-2L", "4L-2L", "2L-1L", "2L-3L", "2L-4L"}
+    first = at_budget(synthetic_table(noise=0.0), 32000, four | {"1L-1L", "3L-3L"})
+    repeats = [
+        at_budget(synthetic_table(noise=0.0), 32000, {"2L-2L"}).assign(
+            seed=s, loss=lambda t, s=s: t["loss"] + s / 100
+        )
+        for s in (1, 2)
+    ]
+    long_table = pd.concat([first, *repeats], ignore_index=True)
+    judged_runs = bivariate.judging_runs(long_table)
+    assert set(judged_runs["seed"]) == {0} and {"1L-1L", "3L-3L"} <= set(judged_runs["model"])
+    judged = bivariate.analyse_all(judged_runs, n_bootstrap=10)
+    numbers = bivariate.judged_numbers(
+        judged_runs, bivariate.fit_quality(judged), bivariate.exponents(judged, None)
+    )
+    assert numbers["judged_models"] == 7 and numbers["judged_held_out_models"] == 2
+    assert numbers["judged_held_out_r2_min"] > 99, "the law's own models are predicted exactly"
+    three_seeds = bivariate.judged_spread(long_table, judged_runs)
+    assert list(three_seeds["seeds"]) == [3, 3] and three_seeds["std"].iloc[0] == pytest.approx(0.01)
+    two_seeds = bivariate.judged_spread(long_table[long_table["seed"] < 2], judged_runs)
+    spread = pd.DataFrame(
+        {
+            "direction": ["en-de"],
+            "test_set": ["l10n"],
+            "std": [0.002],
+            "max_difference": [0.004],
+            "seeds": [3],
+        }
+    )
+    analyses = bivariate.analyse_all(table, n_bootstrap=10)
+
+    def rows(**judged_budget):
+        return {c.claim: c for c in bivariate.claims(analyses, spread, analyses, judged, **judged_budget)}
+
+    def row(found, part):
+        (claim,) = [c for text, c in found.items() if part in text]
+        return claim
+
+    moved = rows(judged_training=judged, judged_spread=three_seeds)
+    for part in ("never saw", "training loss", "Seed-to-seed"):
+        assert row(moved, part).measured.startswith("at 32,000 updates: "), part
+    assert "2 held-out models" in row(moved, "never saw").measured
+    assert "std 0.0100-0.0100" in row(moved, "Seed-to-seed").measured
+    kept = rows(judged_spread=two_seeds)
+    assert row(kept, "never saw").measured.startswith("at 32,000 updates: ")
+    at_chapter = {c.claim: c for c in bivariate.claims(analyses, spread, analyses)}
+    for part in ("training loss", "Seed-to-seed"):
+        assert row(kept, part) == row(at_chapter, part), part
+
+
 def test_an_exponent_leaving_its_bound_zero_is_an_unbounded_change():
     index = pd.MultiIndex.from_tuples([(4000, "l10n"), (8000, "l10n")], names=["steps", "test_set"])
     laws_at = pd.DataFrame({"pe": [0.0, 0.05], "pd": [0.0, 0.0]}, index=index)
@@ -378,7 +432,12 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         **params,
         "long_steps": 40,
         "long_models": {"encoder": [1, 3], "decoder": [1, 3]},
-        "longer_budgets": [{"steps": 80}, {"steps": 160, "decoder": []}, {"steps": 320, "baseline": False}],
+        "longer_budgets": [
+            {"steps": 80},
+            {"steps": 160, "decoder": []},
+            {"steps": 320, "baseline": False},
+            {"steps": 640, "encoder": [], "decoder": [], "symmetric": [1], "repeated": [[2, 2]]},
+        ],
     }
     plans = bivariate.budget_plans(params)
     assert [sorted(p.label for p in plan) for plan in plans] == [
@@ -386,8 +445,10 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         ["1L-2L", "2L-1L", "2L-2L", "2L-3L", "3L-2L"],
         ["1L-2L", "2L-2L", "3L-2L"],  # the encoder family only, beside the baseline
         ["1L-2L", "2L-1L", "2L-3L", "3L-2L"],  # the families' extremes without the baseline
+        ["1L-1L", *["2L-2L"] * params["n_seeds"]],  # a symmetric model and the baseline with n_seeds seeds
     ]
-    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}]
+    assert [p.seed for p in plans[4] if p.label == "2L-2L"] == list(range(params["n_seeds"]))
+    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}, {640}]
     # the first budget is long_plan's, the same runs (ids) the chapter has always trained
     assert [config_hash(p.config) for p in plans[0]] == [
         config_hash(p.config) for p in bivariate.long_plan(params)

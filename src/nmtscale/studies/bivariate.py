@@ -56,6 +56,8 @@ LOPSIDED_FRACTIONS = (0.2, 0.8)
 HELD_OUT_APPROACH = "symmetric"
 # Issue 47: a law is judged only on a family of at least this many sizes (the baseline included)
 MIN_LAW_SIZES = 4
+# the fewest seeds per model a seed spread is judged from (the paper's Table 4 has 4)
+MIN_SEEDS = 3
 
 
 TEST_SETS = ["l10n", "story", "ding"]
@@ -122,8 +124,9 @@ def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
 def long_plan(
     params: Mapping[str, Any], steps: int | None = None, models: Mapping[str, Sequence[int]] | None = None
 ) -> list[sweeps.PlannedRun]:
-    """Chapter 1's longer-training check: the En->De baseline and the encoder and decoder depths of `models`
-    (default ``params["long_models"]``, the families' extremes) trained for `steps` updates (default
+    """Chapter 1's longer-training check: the En->De baseline and the encoder, decoder and symmetric depths of
+    `models` (default ``params["long_models"]``, the families' extremes), with the (enc, dec) models of its
+    ``repeated`` trained with ``params["n_seeds"]`` seeds, each for `steps` updates (default
     ``params["long_steps"]``), evaluated as often as the short runs."""
     steps = params["long_steps"] if steps is None else steps
     models = params["long_models"] if models is None else models
@@ -133,16 +136,27 @@ def long_plan(
         {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
     )
     return sweeps.depth_scaling_plan(
-        base, "en-de", params["baseline_layers"], models.get("encoder", []), models.get("decoder", [])
+        base,
+        "en-de",
+        params["baseline_layers"],
+        models.get("encoder", []),
+        models.get("decoder", []),
+        models.get("symmetric", []),
+        repeated=models.get("repeated", []),
+        n_seeds=params["n_seeds"],
     )
+
+
+BUDGET_KEYS = ("steps", "encoder", "decoder", "symmetric", "repeated", "baseline")
 
 
 def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
     """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
-    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, baseline}``: the encoder and
-    decoder depths trained at that budget, by default ``long_models``, and whether the baseline is, by default
-    true). A budget may cover fewer models than the one before, so that one family can be carried further
-    while the other is not."""
+    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, symmetric, repeated, baseline}``:
+    the encoder and decoder depths trained at that budget, by default ``long_models``, the symmetric depths
+    and the (enc, dec) models trained with ``n_seeds`` seeds, by default none, and whether the baseline is, by
+    default true). A budget may cover fewer models than the one before, so that one family can be carried
+    further while the other is not."""
     budgets = [{"steps": params["long_steps"], **params["long_models"]}]
     previous = params["long_steps"]
     for i, entry in enumerate(params.get("longer_budgets") or []):
@@ -151,9 +165,9 @@ def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
             raise ValueError(
                 f"{where}: expected {{steps: <int>, encoder: [...], decoder: [...]}}, got {entry!r}"
             )
-        unknown = set(entry) - {"steps", "encoder", "decoder", "baseline"}
+        unknown = set(entry) - set(BUDGET_KEYS)
         if unknown:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)} (steps, encoder, decoder, baseline)")
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)} ({', '.join(BUDGET_KEYS)})")
         if not isinstance(entry.get("baseline", True), bool):
             raise ValueError(f"{where}: baseline must be true or false, not {entry['baseline']!r}")
         if entry["steps"] <= previous:
@@ -774,10 +788,11 @@ def allocation_chart(alloc: pd.DataFrame, symmetric_fraction: float) -> alt.HCon
 def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> pd.DataFrame:
     """The final losses of the models trained at every budget (`table` at the chapter's, `long_table` at one
     or more longer ones): one row per (steps_trained, model) and a column per test set, En->De, first seed."""
+    longer = long_table[long_table["seed"] == seed]
     short = table[
-        (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(long_table["model"])
+        (table["direction"] == "en-de") & (table["seed"] == seed) & table["model"].isin(longer["model"])
     ]
-    both = pd.concat([short, long_table], ignore_index=True).rename(columns={"steps": "steps_trained"})
+    both = pd.concat([short, longer], ignore_index=True).rename(columns={"steps": "steps_trained"})
     columns = [t for t in TEST_SETS if t in set(both["test_set"])]
     return both.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[columns]
 
@@ -937,6 +952,37 @@ def judging_runs(long_table: pd.DataFrame, seed: int = 0, direction: str = "en-d
         ):
             return runs_at.reset_index(drop=True)
     return rows.iloc[0:0]
+
+
+def judged_training(
+    long_plan: Sequence[sweeps.PlannedRun],
+    long_summaries: Sequence[RunSummary],
+    judged_runs: pd.DataFrame,
+    final_fraction: float,
+    seed: int = 0,
+    workers: int = 1,
+) -> list[Analysis]:
+    """Eq. 1 and Eq. 2 fitted to the training loss (`sweeps.training_loss_table`) of the runs `judging_runs`
+    picked from the longer budgets (`long_plan` and its `long_summaries`); empty when it picked none. Only the
+    fits are read, so two bootstrap refits keep it cheap."""
+    if judged_runs.empty:
+        return []
+    table = sweeps.training_loss_table(long_plan, long_summaries, final_fraction)
+    picked = table[table["run_id"].isin(judged_runs["run_id"])]
+    return analyse_all(picked, seed, n_bootstrap=2, workers=workers)
+
+
+def judged_spread(
+    long_table: pd.DataFrame, judged_runs: pd.DataFrame, direction: str = "en-de"
+) -> pd.DataFrame:
+    """`sweeps.seed_spread` of every seed trained at the budget `judging_runs` picked (empty when it picked
+    none, or no model was repeated there)."""
+    if judged_runs.empty:
+        return sweeps.seed_spread(long_table.iloc[0:0])
+    at_budget = long_table[
+        (long_table["steps"] == judged_runs["steps"].max()) & (long_table["direction"] == direction)
+    ]
+    return sweeps.seed_spread(at_budget)
 
 
 def laws_by_budget(
@@ -1196,11 +1242,17 @@ def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
 def judged_numbers(judged_runs: pd.DataFrame, quality: pd.DataFrame, exps: pd.DataFrame) -> dict[str, float]:
     """The numbers of the fits at the judging budget (`judging_runs`, its `fit_quality` and `exponents`) that
     the chapter's opening summary quotes: the models, Eq. 2's R^2 range, on how many test sets pe's interval
-    reaches its bound 0, and per test set pe, pd and the share of refits with pd > pe (NaN unfitted)."""
+    reaches its bound 0, the held-out symmetric models and Eq. 2's R^2 range on them, and per test set pe, pd
+    and the share of refits with pd > pe (NaN unfitted)."""
+    approach = judged_runs["approach"] if len(judged_runs) else pd.Series(dtype=str)
+    held_out = quality["symmetric_r2"] if len(quality) else pd.Series(dtype=float)
     numbers = {
-        "judged_models": int(judged_runs["model"].nunique()),
+        "judged_models": int(judged_runs.loc[approach.isin(FIT_APPROACHES), "model"].nunique()),
         "judged_r2_min": float(quality["eq2_r2"].min()) if len(quality) else math.nan,
         "judged_r2_max": float(quality["eq2_r2"].max()) if len(quality) else math.nan,
+        "judged_held_out_models": int(judged_runs.loc[approach == HELD_OUT_APPROACH, "model"].nunique()),
+        "judged_held_out_r2_min": float(held_out.min()),
+        "judged_held_out_r2_max": float(held_out.max()),
         "judged_pe_at_zero": int((exps["pe_lower"] <= ON_BOUND).sum()) if len(exps) else 0,
     }
     for test_set in TEST_SETS:
@@ -1231,6 +1283,8 @@ def claims(
     spread: pd.DataFrame,
     training: Sequence[Analysis] = (),
     judged: Sequence[Analysis] = (),
+    judged_training: Sequence[Analysis] = (),
+    judged_spread: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
 
@@ -1239,8 +1293,10 @@ def claims(
     `judged`: the analyses of the runs at a longer budget (`judging_runs`). Issue 47: where the chapter's
     budget is still training-limited, the claims that need only the encoder and decoder families (Eq. 1's
     failure, Eq. 2's fit, pd > pe and the allocation) are judged there instead; their rows say at which budget
-    and give the verdict at the chapter's. The held-out, training-loss and seed claims need runs (symmetric
-    models, training losses, repeated seeds) only the chapter's budget has, and stay judged there.
+    and give the verdict at the chapter's. The held-out claim is judged there too when that budget has
+    symmetric models, the training-loss claim when `judged_training` (the same runs' training losses) is
+    given, and the seed claim when `judged_spread` (`sweeps.seed_spread` of that budget's runs) has models
+    with at least `MIN_SEEDS` seeds; otherwise each stays judged at the chapter's budget.
     """
     quality = fit_quality(analyses)
     # Nd/N of a symmetric model depends on its depths only, so the chapter's symmetric models place it for
@@ -1270,9 +1326,17 @@ def claims(
             _univariate_claim(judged_quality, spread),
             _bivariate_fit_claim(judged_quality),
             *_exponent_claims(judged, exponents(judged, spread), fraction),
+            *([_held_out_claim(judged_quality)] if judged_quality["symmetric_r2"].notna().any() else []),
+            *([training_claim(judged_training)] if judged_training else []),
+            *([_seed_claim(judged_spread)] if _seeded(judged_spread) else []),
         ]
     }
     return [longer.get(row.claim, row) for row in rows]
+
+
+def _seeded(spread: pd.DataFrame | None) -> bool:
+    """Whether a `sweeps.seed_spread` has models trained with at least `MIN_SEEDS` seeds to judge by."""
+    return spread is not None and len(spread) > 0 and int(spread["seeds"].min()) >= MIN_SEEDS
 
 
 def _univariate_claim(quality: pd.DataFrame, spread: pd.DataFrame) -> Claim:
@@ -1310,7 +1374,7 @@ def _held_out_claim(quality: pd.DataFrame) -> Claim:
     return graded(
         "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
         "R^2 = 99.8% (En->De web domain)",
-        f"R^2 {symmetric['symmetric_r2'].min():.1f}-{symmetric['symmetric_r2'].max():.1f}%, max error "
+        f"R^2 {symmetric['symmetric_r2'].min():.2f}-{symmetric['symmetric_r2'].max():.2f}%, max error "
         f"{symmetric['symmetric_max_error'].max():.3f} nats over "
         f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
         if len(symmetric)

@@ -37,7 +37,7 @@ from nmtscale.engine.flops import forward_flops
 from nmtscale.engine.model import DROPOUT_MASKS, ModelConfig, attention_kernels, build_model
 from nmtscale.engine.search import beam_search
 from nmtscale.engine.tokenizer import PAD
-from nmtscale.train import autocast, pick_device
+from nmtscale.predict import autocast, pick_device
 
 VOCAB = 8000
 

@@ -7,7 +7,7 @@
 Each model (width:encoder layers:decoder layers; d_ff = 4 width, 4 heads, random16 dropout masks, the
 chapters' recipe) trains under every path on the same length-bucketed batches of random token data, the
 paths taking turns round by round so that drift in the machine's speed falls on all of them alike; the first
-round is not timed. A step is the trainer's: forward, label-smoothed loss (`train.token_loss_sum`), backward,
+round is not timed. A step is the trainer's: forward, label-smoothed loss (`token_loss_sum`), backward,
 gradient clipping, AdamW built by `train.build_optimizer`. Each path adds one change to the one before:
 
 - default: what chapter runs recorded before issue 37 do (AdamW's for-loop, attention dropout 0.1 drawn by
@@ -38,9 +38,11 @@ from torch.profiler import ProfilerActivity, profile
 from nmtscale.config import TrainConfig
 from nmtscale.engine.batching import BatchStream
 from nmtscale.engine.flops import forward_flops
+from nmtscale.engine.loss import token_loss_sum
 from nmtscale.engine.model import ModelConfig, build_model
+from nmtscale.predict import autocast
 from nmtscale.record import cpu_has_native_bf16
-from nmtscale.train import autocast, build_optimizer, token_loss_sum
+from nmtscale.train import build_optimizer
 
 # name: (optimizer_kernel, attention dropout, attention_dropout_mask, loss_kernel, cpu_precision)
 PATHS = {

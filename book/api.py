@@ -19,10 +19,13 @@
 #
 # The package has four layers, each importing only from the ones before it:
 #
-# - `nmtscale.engine` (`tokenizer`, `batching`, `data`, `model`, `search`, `metrics`, `langid`, `flops`,
-#   `counting`): how to encode, batch, model, decode and score translation, knowing nothing of the rest;
-# - `nmtscale` itself (`config`, `train`, `record`, `runs`, `pool`, `results`, `corpus`): run configs, the
-#   trainer, run ids and records, the run store and sweeps, the data;
+# - `nmtscale.engine` (`tokenizer`, `batching`, `data`, `model`, `loss`, `search`, `metrics`, `langid`,
+#   `flops`, `counting`): how to encode, batch, model, score and decode translation, knowing nothing of the
+#   rest;
+# - `nmtscale` itself (`config`, `record`, `predict`, `train`, `runs`, `pool`, `results`, `corpus`): run
+#   configs, run ids, run-directory files and records, inference with a trained model (its loss and
+#   translations, as the trainer and the studies both use them), the trainer, the run store and sweeps, the
+#   data;
 # - `nmtscale.laws` (the laws at its top; `fitting`, `lbfgs`, `uncertainty`, `reference`): scaling laws and
 #   how to fit them, with intervals;
 # - `nmtscale.studies` (`bivariate`, `composition`, `architectures`, `multilingual`, `sweeps`, `claims`): each

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from toy import user_run
 
-from nmtscale import book, cli, record, runs
+from nmtscale import book, cli, predict, record, runs
 from nmtscale import train as trainer
 from nmtscale.config import from_dict, load_config, parse_yaml
 from nmtscale.errors import ConfigurationError, DataError, SweepError
@@ -568,7 +568,7 @@ def test_a_run_store_on_a_full_disk_names_it_keeps_the_last_checkpoint_and_resum
     assert not list((store / "runs").rglob("*.tmp"))
     (checkpoint,) = (store / "runs").rglob("checkpoint.pt")  # the first one, whole
     assert (
-        trainer.load_weights(checkpoint, trainer.torch.device("cpu"))["state"]["step"]
+        predict.load_weights(checkpoint, trainer.torch.device("cpu"))["state"]["step"]
         == cfg.train.checkpoint_interval
     )
     with warnings.catch_warnings():

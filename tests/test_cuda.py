@@ -15,6 +15,7 @@ import torch
 from test_model import ALL_VARIANTS, random_batch, tiny_model
 from toy import tiny_config, train_whole_and_resumed
 
+from nmtscale import predict
 from nmtscale import train as trainer
 from nmtscale.engine import search
 from nmtscale.engine.batching import Example, collate
@@ -26,10 +27,10 @@ CUDA = torch.device("cuda")
 
 
 def test_the_trainer_picks_cuda_with_bf16_autocast():
-    assert trainer.pick_device().type == "cuda"
+    assert predict.pick_device().type == "cuda"
     model = tiny_model("encdec").to(CUDA)
     src, tgt_in = random_batch(2, 6, 5)
-    with trainer.autocast(CUDA):
+    with predict.autocast(CUDA):
         logits = model(src.to(CUDA), tgt_in.to(CUDA)).tgt_logits
     assert logits.dtype == torch.bfloat16
 
@@ -74,9 +75,9 @@ def test_a_run_trains_on_cuda_and_lowers_the_loss(cuda_run, toy_data):
 
 def test_a_model_trained_on_cuda_loads_and_evaluates_on_cpu(cuda_run, toy_data):
     summary, run_dir = cuda_run
-    model = trainer.load_trained_model(run_dir, torch.device("cpu"))
+    model = predict.load_trained_model(run_dir, torch.device("cpu"))
     assert next(model.parameters()).device.type == "cpu"
-    loss = trainer.evaluate_loss(model, toy_data.test_sets[0].examples, 96, None)
+    loss = predict.evaluate_loss(model, toy_data.test_sets[0].examples, 96, None)
     # the run's own last evaluation was in bf16 on the GPU: the same model to bf16 precision
     assert loss == pytest.approx(summary.curves[-1]["test_loss"]["en-de/toy"], rel=0.02)
 
@@ -87,12 +88,12 @@ def test_decoding_on_cuda_matches_cpu_and_beam_one_equals_greedy(cuda_run, toy_d
     _, run_dir = cuda_run
     sources = [example.src for example in toy_data.test_sets[0].examples]
     src = collate([Example(source, []) for source in sources]).src
-    on_cpu = search.greedy(trainer.load_trained_model(run_dir, torch.device("cpu")), src)
-    model = trainer.load_trained_model(run_dir, CUDA)
+    on_cpu = search.greedy(predict.load_trained_model(run_dir, torch.device("cpu")), src)
+    model = predict.load_trained_model(run_dir, CUDA)
     on_cuda = search.greedy(model, src.to(CUDA))
     agree = sum(a == b for a, b in zip(on_cuda, on_cpu, strict=True)) / len(sources)
     assert agree >= 0.95  # a rare near-tie may flip; a broken cache or mask changes most sentences
-    with trainer.autocast(CUDA):
+    with predict.autocast(CUDA):
         assert search.beam_search(model, src.to(CUDA), beam_size=1) == search.greedy(model, src.to(CUDA))
 
 

@@ -8,7 +8,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from nmtscale.engine.flops import forward_flops, training_flops_per_target_token
 from nmtscale.engine.model import ARCHITECTURES, ModelConfig, build_model
-from nmtscale.train import autocast
+from nmtscale.predict import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -17,7 +17,7 @@ from nmtscale.engine.model import (
     linear,
 )
 from nmtscale.engine.tokenizer import BOS, PAD
-from nmtscale.train import autocast
+from nmtscale.predict import autocast
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

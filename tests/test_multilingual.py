@@ -223,7 +223,7 @@ def test_claims_grade_a_perfect_neutral_cohort():
 
 
 def test_failed_runs_keep_their_rows_with_the_reason():
-    from nmtscale.train import RunSummary
+    from nmtscale.record import RunSummary
 
     plan = multilingual.chapter_plan(PARAMS)
     mixed = next(r for r in plan if r.p == 0.5 and len(r.cohort_directions) == 2)

@@ -9,9 +9,10 @@ import pytest
 import torch
 from toy import tiny_config, train_whole_and_resumed
 
-from nmtscale import record
+from nmtscale import predict, record
 from nmtscale import train as trainer
 from nmtscale.engine.batching import collate
+from nmtscale.engine.loss import cap_logits, token_loss_sum
 from nmtscale.engine.model import linear
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
@@ -52,10 +53,10 @@ def test_a_cosine_run_anneals_to_zero_and_resumes_bit_identical(tmp_path, toy_da
 
 def test_logit_cap_bounds_logits_and_keeps_small_ones():
     logits = torch.tensor([-1000.0, -0.01, 0.0, 0.01, 1000.0])
-    capped = trainer.cap_logits(logits, 30.0)
+    capped = cap_logits(logits, 30.0)
     assert capped.abs().max() <= 30.0
     assert torch.allclose(capped[1:4], logits[1:4], atol=1e-6)
-    assert trainer.cap_logits(logits, None) is logits
+    assert cap_logits(logits, None) is logits
 
 
 def test_final_loss_is_the_median_over_the_last_stretch():
@@ -78,7 +79,7 @@ def test_evaluation_is_the_exact_per_token_cross_entropy(toy_data):
         log_probs = torch.log_softmax(model(batch.src, batch.tgt_in).tgt_logits[0], dim=-1)
         total -= log_probs.gather(1, batch.tgt_out[0, :, None]).sum().item()
         count += batch.tgt_out.numel()
-    assert trainer.evaluate_loss(model, examples, max_tokens=64, logit_cap=None) == pytest.approx(
+    assert predict.evaluate_loss(model, examples, max_tokens=64, logit_cap=None) == pytest.approx(
         total / count, rel=1e-5
     )
 
@@ -114,7 +115,7 @@ def test_causallm_objective_adds_the_weighted_source_lm_loss(tmp_path, toy_data)
         log_probs = torch.log_softmax(output.src_logits[:, :-1], -1)
         real = batch.src[:, 1:] != 0
         source_nll = -log_probs.gather(2, batch.src[:, 1:, None])[..., 0][real].mean()
-        target_nll = trainer.token_loss_sum(output.tgt_logits, batch.tgt_out, None) / batch.n_tgt_tokens
+        target_nll = token_loss_sum(output.tgt_logits, batch.tgt_out, None) / batch.n_tgt_tokens
     objective, _ = run.train_step([batch])
     assert objective == pytest.approx((target_nll + 0.5 * source_nll).item(), rel=1e-5)
 
@@ -179,7 +180,7 @@ def test_the_fused_loss_gives_torchs_sum_and_gradient(smoothing, cap):
     targets[0, 2:] = targets[3, 5:] = PAD
     values, grads = [], []
     for kernel in ("default", "fused"):
-        loss = trainer.token_loss_sum(logits, targets, cap, smoothing, kernel)
+        loss = token_loss_sum(logits, targets, cap, smoothing, kernel)
         (grad,) = torch.autograd.grad(2.5 * loss, logits)  # an upstream gradient other than 1
         values.append(loss.item())
         grads.append(grad)
@@ -192,8 +193,8 @@ def test_cpu_bf16_products_run_only_where_the_processor_multiplies_bf16(monkeypa
     """On CPU, cpu_precision bf16 means bf16 linear products (`model.bf16_matmuls`), not torch's autocast."""
     cpu, x, weight = torch.device("cpu"), torch.randn(4, 8), torch.randn(6, 8)
     for native, precision, expected in [(True, "bf16", True), (True, "fp32", False), (False, "bf16", False)]:
-        monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda native=native: native)
-        with trainer.autocast(cpu, precision):
+        monkeypatch.setattr(predict, "cpu_has_native_bf16", lambda native=native: native)
+        with predict.autocast(cpu, precision):
             assert not torch.is_autocast_enabled("cpu")
             exact = torch.equal(linear(x, weight), torch.nn.functional.linear(x, weight))
             assert exact is not expected, (native, precision)
@@ -225,8 +226,8 @@ def test_the_fast_cpu_path_learns_like_the_default_and_resumes_bit_identical(tmp
 
 def test_checkpoint_averaging_keeps_the_mean_of_the_last_checkpoints(tmp_path, toy_data):
     summary = trainer.train(tiny_config(train={"average_last": 2}), tmp_path, toy_data)
-    model = trainer.load_trained_model(tmp_path)
-    expected = trainer.evaluate_loss(model, toy_data.test_sets[0].examples, 96, None)
+    model = predict.load_trained_model(tmp_path)
+    expected = predict.evaluate_loss(model, toy_data.test_sets[0].examples, 96, None)
     assert summary.averaged_loss["en-de/toy"] == pytest.approx(expected)
     assert summary.averaged_loss["en-de/toy"] != summary.curves[-1]["test_loss"]["en-de/toy"]
 
@@ -274,10 +275,10 @@ def test_a_model_or_checkpoint_carrying_code_is_refused_and_never_run(tmp_path, 
     marker = tmp_path / "code-ran"
     torch.save({"model_config": PlantedCode(marker), "state_dict": {}}, run_dir / trainer.MODEL)
     with pytest.raises(DataError, match=r"model.pt: not a readable model .*holds a getattr object.*refused"):
-        trainer.load_trained_model(run_dir)
+        predict.load_trained_model(run_dir)
     torch.save({"model": PlantedCode(marker)}, run_dir / trainer.CHECKPOINT)
     with pytest.raises(
         DataError, match=r"checkpoint.pt: holds a getattr object, not tensors .*refused unread"
     ):
-        trainer.load_weights(run_dir / trainer.CHECKPOINT, torch.device("cpu"))
+        predict.load_weights(run_dir / trainer.CHECKPOINT, torch.device("cpu"))
     assert not marker.exists(), "the planted code ran"

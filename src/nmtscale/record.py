@@ -38,6 +38,14 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 RETRAIN_DIR = "retrain"  # the scratch stores of NMTSCALE_RETRAIN=1
 RECORD_KEYS = ("engine_version", "format", "provenance", "run_id", "summary")
 STATUSES = ("finished", "failed")
+# the files of a run directory (see `runs`): its config, the resumable checkpoint, the log, the final model,
+# its vocabulary and the summary, written last
+CONFIG = "config.yaml"
+CHECKPOINT = "checkpoint.pt"
+METRICS_LOG = "metrics.jsonl"
+MODEL = "model.pt"
+TOKENIZER = "tokenizer.model"
+SUMMARY = "summary.json"
 
 
 @dataclass

@@ -52,8 +52,14 @@ from nmtscale.config import (
 from nmtscale.engine.data import check_lengths, encode_sources, prepare_data, uses_target_tags
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest, positive_int, require_file
+from nmtscale.predict import load_trained_model, translate_ids
 from nmtscale.record import (
+    CHECKPOINT,
+    CONFIG,
+    MODEL,
     REPOSITORY,
+    SUMMARY,
+    TOKENIZER,
     RunSummary,
     atomic_write_text,
     results_root,
@@ -62,11 +68,8 @@ from nmtscale.record import (
     runs_root,
     store_directory,
 )
-from nmtscale.train import CHECKPOINT, MODEL, load_trained_model, train, translate_ids
+from nmtscale.train import train
 
-SUMMARY = "summary.json"
-CONFIG = "config.yaml"
-TOKENIZER = "tokenizer.model"
 SWEEP_KEYS = ("base", "set", "grid", "runs", "workers", "threads_per_run")
 ENGINES = ("local", "ray")
 

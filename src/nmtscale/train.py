@@ -12,15 +12,12 @@ stopped after any checkpoint and resumed reproduces the uninterrupted run exactl
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import json
 import math
 import os
-import pickle
 import random
-import re
 import statistics
 import sys
 import time
@@ -32,49 +29,28 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm  # the text bar: tqdm.auto warns in notebooks without ipywidgets
 
 from nmtscale.config import RunConfig, TrainConfig, to_dict
-from nmtscale.engine import search
-from nmtscale.engine.batching import Batch, BatchStream, Example, collate, eval_batches
+from nmtscale.engine.batching import Batch, BatchStream
 from nmtscale.engine.data import ExperimentData, TestSet
 from nmtscale.engine.flops import training_flops_per_target_token
+from nmtscale.engine.loss import token_loss_sum
 from nmtscale.engine.metrics import bleu, chrf, off_target_rate
-from nmtscale.engine.model import ModelConfig, NMTModel, bf16_matmuls, build_model
+from nmtscale.engine.model import build_model
 from nmtscale.engine.tokenizer import PAD
 from nmtscale.errors import DataError
-from nmtscale.record import RunSummary, atomic_write, cpu_has_native_bf16, final_loss
+from nmtscale.predict import autocast, evaluate_loss, load_weights, pick_device, translate_ids
+from nmtscale.record import CHECKPOINT, METRICS_LOG, MODEL, RunSummary, atomic_write, final_loss
 
-CHECKPOINT = "checkpoint.pt"
 # A loss above this many times ln V nats per token (a uniform guess scores ln V) is a diverged run.
 DIVERGENCE_FACTOR = 3
-MODEL = "model.pt"
-METRICS_LOG = "metrics.jsonl"
-DECODE_BATCH_SENTENCES = 64
 PROGRESS_LINE_S = 60.0  # seconds between progress lines when no progress bar is shown
 
 
 def test_set_key(test_set: TestSet) -> str:
     """The name a test set has in summaries and logs: 'en-de/dev'."""
     return f"{test_set.direction}/{test_set.name}"
-
-
-def pick_device() -> torch.device:
-    """CUDA when present, else CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def autocast(device: torch.device, cpu_precision: str = "fp32") -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; on CPU only with cpu_precision "bf16" and a processor that multiplies bf16
-    natively (emulated bf16 is slower than fp32 for these model sizes), and then only the linear layers'
-    products (`model.bf16_matmuls`): CPU autocast's bf16 elementwise operations and casts cost more than its
-    products save at the chapters' sizes."""
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    if cpu_precision == "bf16" and cpu_has_native_bf16():
-        return bf16_matmuls()
-    return contextlib.nullcontext()
 
 
 def lr_multiplier(
@@ -103,108 +79,9 @@ def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Opt
     )
 
 
-def cap_logits(logits: torch.Tensor, logit_cap: float | None) -> torch.Tensor:
-    """Soft-cap logits to (-cap, cap) with tanh, which keeps large logits from running away."""
-    if logit_cap is None:
-        return logits
-    return logit_cap * torch.tanh(logits / logit_cap)
-
-
-class SmoothedCrossEntropySum(torch.autograd.Function):
-    """F.cross_entropy(reduction="sum", ignore_index=PAD, label_smoothing=eps) in one pass each way: the
-    backward writes softmax(logits) - q at once, q the smoothed target ((1 - eps) on the target plus eps / V
-    everywhere), zero on padding rows, where torch's composite runs three backward passes over the logits."""
-
-    @staticmethod
-    def forward(ctx, logits: torch.Tensor, targets: torch.Tensor, eps: float) -> torch.Tensor:
-        log_probs = torch.log_softmax(logits, dim=-1)
-        real = targets != PAD
-        per_token = (1 - eps) * log_probs.gather(1, targets[:, None]).squeeze(1) + eps * log_probs.mean(1)
-        ctx.save_for_backward(log_probs, targets, real)
-        ctx.eps = eps
-        return -(per_token * real).sum()
-
-    @staticmethod
-    def backward(ctx, grad_loss: torch.Tensor) -> tuple[torch.Tensor, None, None]:
-        log_probs, targets, real = ctx.saved_tensors
-        eps, vocab = ctx.eps, log_probs.shape[-1]
-        grad = log_probs.exp_().sub_(eps / vocab)  # the saved log-probabilities are not needed again
-        grad.scatter_add_(1, targets[:, None], grad.new_full((len(targets), 1), eps - 1))
-        return grad.mul_((real.to(grad.dtype) * grad_loss)[:, None]), None, None
-
-
-def token_loss_sum(
-    logits: torch.Tensor,
-    targets: torch.Tensor,
-    logit_cap: float | None,
-    label_smoothing: float = 0.0,
-    kernel: str = "default",
-) -> torch.Tensor:
-    """Sum over non-pad positions of the (label-smoothed) cross-entropy, computed in fp32; `kernel`
-    (`TrainConfig.loss_kernel`) "fused" gives the same sum through `SmoothedCrossEntropySum`."""
-    logits = cap_logits(logits.float(), logit_cap)
-    if kernel == "fused":
-        return SmoothedCrossEntropySum.apply(
-            logits.reshape(-1, logits.size(-1)), targets.reshape(-1), label_smoothing
-        )
-    return F.cross_entropy(
-        logits.reshape(-1, logits.size(-1)),
-        targets.reshape(-1),
-        ignore_index=PAD,
-        label_smoothing=label_smoothing,
-        reduction="sum",
-    )
-
-
 def source_lm_targets(src: torch.Tensor) -> torch.Tensor:
     """Targets of the CausalLM source-side LM loss: source position i predicts source token i+1."""
     return torch.cat([src[:, 1:], torch.full_like(src[:, :1], PAD)], dim=1)
-
-
-@torch.no_grad()
-def evaluate_loss(
-    model: NMTModel, examples: Sequence[Example], max_tokens: int, logit_cap: float | None
-) -> float:
-    """Exact per-token cross-entropy of the whole set (sum of token losses / token count), no smoothing."""
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    total, count = 0.0, 0
-    # Sorted by length, batches carry little padding; a sum does not depend on the order.
-    by_length = sorted(examples, key=lambda e: (len(e.tgt), len(e.src)))
-    for batch in eval_batches(by_length, max_tokens):
-        batch = batch.to(device)
-        with autocast(device):
-            output = model(batch.src, batch.tgt_in)
-        total += token_loss_sum(output.tgt_logits, batch.tgt_out, logit_cap).item()
-        count += batch.n_tgt_tokens
-    model.train(was_training)
-    return total / count
-
-
-@torch.no_grad()
-def translate_ids(
-    model: NMTModel,
-    sources: Sequence[list[int]],
-    method: str = "greedy",
-    beam_size: int = 4,
-    length_penalty: float = 1.0,
-) -> list[list[int]]:
-    """Decode token-id sources in length-sorted batches; returns target ids in input order."""
-    device = next(model.parameters()).device
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
-    outputs: list[list[int]] = [[] for _ in sources]
-    for start in range(0, len(order), DECODE_BATCH_SENTENCES):
-        chunk = order[start : start + DECODE_BATCH_SENTENCES]
-        src = collate([Example(sources[i], []) for i in chunk]).src.to(device)
-        with autocast(device):
-            if method == "beam":
-                hyps = search.beam_search(model, src, beam_size=beam_size, length_penalty=length_penalty)
-            else:
-                hyps = search.greedy(model, src)
-        for i, hyp in zip(chunk, hyps, strict=True):
-            outputs[i] = hyp
-    return outputs
 
 
 class MetricsLog:
@@ -585,42 +462,6 @@ def train(cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | 
 # What a checkpoint holds besides tensors and plain Python values: NumPy's random state (an array). torch.load
 # with weights_only=True refuses every other global, so a pickled object that would run code when loaded (a
 # planted or shared `checkpoint.pt` or `model.pt`) is an error, never executed.
-CHECKPOINT_GLOBALS = [np._core.multiarray._reconstruct, np.ndarray, np.dtype, type(np.dtype(np.uint32))]
-
-
-def load_weights(path: Path, device: torch.device) -> Any:
-    """A checkpoint or model file read with torch.load's weights_only unpickler (tensors, containers,
-    numbers, strings and `CHECKPOINT_GLOBALS` only)."""
-    try:
-        with torch.serialization.safe_globals(CHECKPOINT_GLOBALS):
-            return torch.load(path, map_location=device, weights_only=True)
-    except pickle.UnpicklingError as err:
-        unsupported = re.search(r"Unsupported global: GLOBAL (\S+)", str(err))
-        what = (
-            f"a {unsupported.group(1)} object" if unsupported else "an object the weights-only loader refuses"
-        )
-        raise DataError(
-            f"{path}: holds {what}, not tensors and plain values; refused unread, since unpickling it "
-            "could run code. Delete it if you did not write it"
-        ) from None
-
-
-def load_trained_model(run_dir: Path, device: torch.device | None = None) -> NMTModel:
-    """The final model of a finished run (the averaged checkpoints when the run averaged them); an
-    unreadable file is a DataError naming it."""
-    path = Path(run_dir) / MODEL
-    try:
-        payload = load_weights(path, device or pick_device())
-        model = build_model(ModelConfig(**payload["model_config"]))
-        model.load_state_dict(payload["state_dict"])
-    except Exception as err:  # a truncated zip, a pickle error, a missing key or a shape mismatch
-        raise DataError(
-            f"{path}: not a readable model ({type(err).__name__}: {err}); delete {run_dir.name}/summary.json "
-            "and run the config again to retrain it"
-        ) from None
-    return model.to(device or pick_device()).eval()
-
-
 def seed_everything(seed: int) -> None:
     """Seed Python, NumPy and torch (all devices)."""
     random.seed(seed)

@@ -48,6 +48,7 @@ from nmtscale.engine.model import ModelConfig
 from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError
 from nmtscale.laws import fitting, uncertainty
+from nmtscale.predict import evaluate_loss, load_trained_model, translate_ids
 from nmtscale.record import RunSummary
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
@@ -61,7 +62,6 @@ from nmtscale.studies.claims import (
     untestable,
 )
 from nmtscale.studies.sweeps import last_fraction_slope
-from nmtscale.train import evaluate_loss, load_trained_model, translate_ids
 
 ARCH_NAMES = {
     "encdec": "EncDec",

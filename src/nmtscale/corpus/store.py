@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from nmtscale.errors import DataError, closest, require_file
+from nmtscale.record import REPOSITORY
 
 LANGUAGES = ("en", "de", "fr", "zh")
 FOREIGN = ("de", "fr", "zh")
@@ -32,7 +33,7 @@ MAX_SENTENCE_CHARACTERS = 10_000
 
 def data_dir() -> Path:
     """The committed data folder (the repository's `data/`, or `$NMTSCALE_DATA`)."""
-    return Path(os.environ.get("NMTSCALE_DATA", Path(__file__).resolve().parents[3] / "data"))
+    return Path(os.environ.get("NMTSCALE_DATA", REPOSITORY / "data"))
 
 
 def split_file(root: Path, name: str) -> Path:

@@ -61,7 +61,7 @@ PARAMETER_NAMES = (
 
 
 @dataclass(frozen=True)
-class PlannedRun:
+class CohortRun:
     """One model of a cohort: the directions it trains and their sampling weights, its size and full config.
 
     `p` is the weight of the cohort's first direction. At p = 0 and p = 1 the model trains one direction
@@ -154,7 +154,7 @@ def mixture_runs(
     sizes: Sequence[Sequence[int]],
     head_dim: int,
     ff_ratio: int,
-) -> list[PlannedRun]:
+) -> list[CohortRun]:
     """One run per weight vector (one weight per direction, summing to 1) and size (d_model, layers).
 
     Directions of weight 0 are left out of the run; a run with one direction left trains it alone.
@@ -172,7 +172,7 @@ def mixture_runs(
         }
         for d_model, layers in sizes:
             runs.append(
-                PlannedRun(
+                CohortRun(
                     cohort=cohort_name(directions),
                     cohort_directions=tuple(directions),
                     directions=tuple(d for d, _ in trained),
@@ -186,7 +186,7 @@ def mixture_runs(
     return runs
 
 
-def chapter_plan(params: Mapping[str, Any]) -> list[PlannedRun]:
+def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     """Every run of the chapter: the two-direction cohorts over weights and sizes, then the three-direction
     models of App. H."""
     base = base_config(params)
@@ -221,7 +221,7 @@ def corrected_loss(
 
 
 def run_table(
-    plan: Sequence[PlannedRun],
+    plan: Sequence[CohortRun],
     summaries: Sequence[RunSummary],
     correct_below: float = 0.1,
     correction_factor: float = 2.5,
@@ -285,7 +285,7 @@ def run_table(
     return pd.DataFrame(rows)
 
 
-def learning_curves(plan: Sequence[PlannedRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
+def learning_curves(plan: Sequence[CohortRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
     """Tidy learning curves: cohort, p, size, direction, weight, test_set, step, loss (trained directions)."""
     rows = []
     for planned, summary in zip(plan, summaries, strict=True):

@@ -170,7 +170,10 @@ def test_a_shared_vocabulary_is_the_same_tokenizer_whatever_the_run_trains(tmp_p
     assert not one.tagged and both.tagged
     into_english = {
         **shared,
-        "train_files": {**files, "de-en": write_tsv(tmp_path / "x.tsv", toy_pairs(50, 5))},
+        "train_files": {
+            **files,
+            "de-en": write_tsv(tmp_path / "x.tsv", [(de, en) for en, de in toy_pairs(50, 5)]),
+        },
     }
     untagged = data.prepare_data(DataConfig(directions=["de-en"], **into_english), tmp_path)
     assert untagged.tokenizer.model_path.read_bytes() == one.tokenizer.model_path.read_bytes()

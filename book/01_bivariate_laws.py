@@ -415,8 +415,9 @@ laws_at_budgets.round({"alpha": 3, "pe": 3, "pd": 3, "L_inf": 3, "r2": 1})
 # gates above): a law fitted there describes a step count. So the claims that need only the encoder and
 # decoder families (Eq. 1's failure, Eq. 2's fit, $p_d > p_e$, the allocation) are judged at the longest
 # budget where each family has at least four sizes, the baseline included (`judging_runs`): Eq. 1 and Eq. 2
-# fitted to every model trained there, with the same bootstrap. No seed is repeated at the longer budgets, so
-# the noise is the chapter's seed standard deviation. The held-out claim is judged there too where that
+# fitted to every model trained there, with the same bootstrap. The noise the fits are judged against stays
+# the chapter's seed standard deviation (three repeated models; the longer budget repeats at most the
+# baseline, whose spread is shown below). The held-out claim is judged there too where that
 # budget has symmetric models (Eq. 2 fitted to the families predicts them), the training-loss claim on the
 # same runs' training objective, and the seed claim where a model has three seeds there; each claim's row
 # says at which budget it was judged.
@@ -553,9 +554,9 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   each doubling's change. Five runs for four coefficients interpolate more than they test, so these fits
 #   say how the law moves, not that it holds.
 #
-# What comes next: depth families over a decade of N (narrower widths at the bottom, deeper decoders at the
-# top) at the longest budget, and three seeds of a model there, so that the seed claim too is judged where
-# size sets the loss.
+# What comes next: sizes over a decade of N at the longest budget. Depth alone cannot give it at one width
+# (with the other side fixed at two layers, six layers give only the spans above), so the bottom needs
+# narrower models; and more repeated models there, since one model's three seeds give a noisy spread.
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

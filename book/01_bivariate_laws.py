@@ -176,7 +176,8 @@ long_summaries = [
     for at_budget in long_plans
 ]
 table = sweeps.run_table(plan, summaries, fraction=0.2)
-long_table = sweeps.run_table(long_plan, [s for at_budget in long_summaries for s in at_budget], fraction=0.2)
+long_summaries_flat = [s for at_budget in long_summaries for s in at_budget]  # in long_plan's order
+long_table = sweeps.run_table(long_plan, long_summaries_flat, fraction=0.2)
 failed = runs.failed_runs(table, "model")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
 if len(failed):
@@ -416,8 +417,8 @@ laws_at_budgets.round({"alpha": 3, "pe": 3, "pd": 3, "L_inf": 3, "r2": 1})
 # decoder families (Eq. 1's failure, Eq. 2's fit, $p_d > p_e$, the allocation) are judged at the longest
 # budget where each family has at least four sizes, the baseline included (`judging_runs`): Eq. 1 and Eq. 2
 # fitted to every model trained there, with the same bootstrap. The noise the fits are judged against stays
-# the chapter's seed standard deviation (three repeated models; the longer budget repeats at most the
-# baseline, whose spread is shown below). The held-out claim is judged there too where that
+# the chapter's seed standard deviation (its repeated models; the longer budget's own spread, from fewer
+# repeated models, is shown below). The held-out claim is judged there too where that
 # budget has symmetric models (Eq. 2 fitted to the families predicts them), the training-loss claim on the
 # same runs' training objective, and the seed claim where a model has three seeds there; each claim's row
 # says at which budget it was judged.
@@ -434,12 +435,7 @@ glue("judged_steps", judged_steps, display=False)  # quoted in the discussion
 judged_quality = bivariate.fit_quality(judged) if judged else pd.DataFrame()
 judged_exps = bivariate.exponents(judged, spread) if judged else pd.DataFrame()
 judged_training = bivariate.judged_training(
-    long_plan,
-    [s for at_budget in long_summaries for s in at_budget],
-    judged_runs,
-    final_fraction,
-    seed,
-    workers,
+    long_plan, long_summaries_flat, judged_runs, final_fraction, seed, workers
 )
 judged_spread = bivariate.judged_spread(long_table, judged_runs)
 for name, value in bivariate.judged_numbers(judged_runs, judged_quality, judged_exps).items():

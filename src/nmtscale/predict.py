@@ -23,7 +23,7 @@ from nmtscale.engine.batching import Example, collate, eval_batches
 from nmtscale.engine.loss import token_loss_sum
 from nmtscale.engine.model import ModelConfig, NMTModel, bf16_matmuls, build_model
 from nmtscale.errors import DataError
-from nmtscale.record import MODEL, cpu_has_native_bf16
+from nmtscale.record import MODEL, SUMMARY, cpu_has_native_bf16
 
 DECODE_BATCH_SENTENCES = 64
 
@@ -75,8 +75,8 @@ def load_trained_model(run_dir: Path, device: torch.device | None = None) -> NMT
         model.load_state_dict(payload["state_dict"])
     except Exception as err:  # a truncated zip, a pickle error, a missing key or a shape mismatch
         raise DataError(
-            f"{path}: not a readable model ({type(err).__name__}: {err}); delete {run_dir.name}/summary.json "
-            "and run the config again to retrain it"
+            f"{path}: not a readable model ({type(err).__name__}: {err}); delete "
+            f"{path.parent.name}/{SUMMARY} and run the config again to retrain it"
         ) from None
     return model.to(device or pick_device()).eval()
 

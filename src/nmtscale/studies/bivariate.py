@@ -977,8 +977,6 @@ def judged_spread(
 ) -> pd.DataFrame:
     """`sweeps.seed_spread` of every seed trained at the budget `judging_runs` picked (empty when it picked
     none, or no model was repeated there)."""
-    if judged_runs.empty:
-        return sweeps.seed_spread(long_table.iloc[0:0])
     at_budget = long_table[
         (long_table["steps"] == judged_runs["steps"].max()) & (long_table["direction"] == direction)
     ]
@@ -1244,7 +1242,7 @@ def judged_numbers(judged_runs: pd.DataFrame, quality: pd.DataFrame, exps: pd.Da
     the chapter's opening summary quotes: the models, Eq. 2's R^2 range, on how many test sets pe's interval
     reaches its bound 0, the held-out symmetric models and Eq. 2's R^2 range on them, and per test set pe, pd
     and the share of refits with pd > pe (NaN unfitted)."""
-    approach = judged_runs["approach"] if len(judged_runs) else pd.Series(dtype=str)
+    approach = judged_runs["approach"]
     held_out = quality["symmetric_r2"] if len(quality) else pd.Series(dtype=float)
     numbers = {
         "judged_models": int(judged_runs.loc[approach.isin(FIT_APPROACHES), "model"].nunique()),

@@ -9,6 +9,7 @@ import time
 import pytest
 import ray
 from ray.cluster_utils import Cluster
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from test_runs import DIVERGING
 from toy import user_run
 
@@ -78,6 +79,14 @@ def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsew
         raw = user_run(store, steps=n, checkpoint_interval=20, seed=seed)
         configs.append(from_dict({**raw, "eval": {**raw["eval"], "interval": min(n, 100)}}))
     directories = [runs.run_dir(cfg) for cfg in configs]
+    # a new node's first task waits seconds for a worker process that imports torch; on a fast machine the
+    # other two nodes would train all five runs in that time. A task pinned to each node before the sweep
+    # leaves a worker there with the package imported, which Ray reuses for the sweep's tasks
+    warm = ray.remote(runs.run_dir)
+    for node in ray.nodes():
+        if node["Alive"] and node["Resources"].get("CPU"):
+            strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
+            ray.get(warm.options(num_cpus=1, scheduling_strategy=strategy).remote(configs[0]))
     outcome: dict = {}
     sweeper = threading.Thread(target=lambda: outcome.update(summaries=runs.sweep(configs, engine="ray")))
     sweeper.start()

@@ -41,6 +41,9 @@ def synthetic_table(
                     "direction": direction,
                     "approach": approach,
                     "model": f"{enc}L-{dec}L",
+                    "enc_layers": enc,
+                    "dec_layers": dec,
+                    "d_model": 64,
                     "seed": 0,
                     "Ne": ne,
                     "Nd": nd,
@@ -116,6 +119,28 @@ def test_fitted_curves_follow_each_family(analyses):
     assert np.allclose(symmetric["Nd"] / symmetric["Ne"], a.nd_bar / a.ne_bar)
     np.testing.assert_allclose(encoder["loss"], a.bivariate.predict(encoder[["Ne", "Nd"]]))
     assert np.allclose(encoder["reducible"], encoder["loss"] - a.bivariate.params["L_inf"])
+
+
+def test_narrower_models_join_the_fit_but_not_the_depth_effect_or_the_family_curves():
+    table = synthetic_table()
+    law = laws.bivariate_law(2 * NE_LAYER, 2 * ND_LAYER)
+    # a quarter-size copy of 1L-2L: smaller on both sides, on the same law
+    ne, nd = NE_LAYER / 4, 2 * ND_LAYER / 4
+    loss = float(law(pd.DataFrame({"Ne": [ne], "Nd": [nd]}), TRUTH)[0])
+    narrow = table[(table["model"] == "1L-2L")].assign(
+        model="1L-2L w32", d_model=32, Ne=ne, Nd=nd, N=ne + nd, run_id="narrow"
+    )
+    narrow = narrow.assign(loss=loss + np.where(narrow["test_set"] == "ding", 0.5, 0.0))
+    wider = pd.concat([table, narrow], ignore_index=True)
+    for approach in ("encoder", "decoder"):
+        assert bivariate.family_effect(wider, "en-de", approach, "l10n", 0) == bivariate.family_effect(
+            table, "en-de", approach, "l10n", 0
+        )
+    a = bivariate.analyse(wider, "en-de", "l10n", n_bootstrap=2)
+    assert len(a.fit_points) == len(bivariate.analyse(table, "en-de", "l10n", n_bootstrap=2).fit_points) + 1
+    encoder = bivariate.fitted_curves(a, n_points=10).query("approach == 'encoder'")
+    assert encoder["Ne"].min() == pytest.approx(NE_LAYER)  # the curve holds Nd at the baseline's
+    assert "encoder, narrower" in bivariate.law_chart(a, "Eq. 2").to_json()  # its own series, off the curves
 
 
 def test_claims_are_computed_from_the_numbers():
@@ -199,6 +224,7 @@ def gate_table(
                 "model": f"{enc}L-{dec}L",
                 "enc_layers": enc,
                 "dec_layers": dec,
+                "d_model": 64,
                 "seed": 0,
                 "N": enc * NE_LAYER + dec * ND_LAYER,
                 "steps": steps,
@@ -437,6 +463,7 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
             {"steps": 160, "decoder": []},
             {"steps": 320, "baseline": False},
             {"steps": 640, "encoder": [], "decoder": [], "symmetric": [1], "repeated": [[2, 2]]},
+            {"steps": 1280, "encoder": [], "decoder": [], "baseline": False, "narrower": {4: [[1, 2]]}},
         ],
     }
     plans = bivariate.budget_plans(params)
@@ -446,9 +473,10 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         ["1L-2L", "2L-2L", "3L-2L"],  # the encoder family only, beside the baseline
         ["1L-2L", "2L-1L", "2L-3L", "3L-2L"],  # the families' extremes without the baseline
         ["1L-1L", *["2L-2L"] * params["n_seeds"]],  # a symmetric model and the baseline with n_seeds seeds
+        ["1L-2L w4"],  # a narrower member of the encoder family
     ]
     assert [p.seed for p in plans[4] if p.label == "2L-2L"] == list(range(params["n_seeds"]))
-    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}, {640}]
+    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}, {640}, {1280}]
     # the first budget is long_plan's, the same runs (ids) the chapter has always trained
     assert [config_hash(p.config) for p in plans[0]] == [
         config_hash(p.config) for p in bivariate.long_plan(params)

@@ -64,9 +64,24 @@ def test_repeated_models_get_consecutive_seeds_and_distinct_runs():
     assert len({config_hash(r.config) for r in runs}) == len(runs)
 
 
+def test_narrower_models_extend_the_family_that_shares_their_other_side():
+    runs = plan(narrower={8: [[1, 2], [2, 1]]})
+    narrow = [r for r in runs if r.narrower]
+    assert [(r.approach, r.label) for r in narrow] == [("encoder", "1L-2L w8"), ("decoder", "2L-1L w8")]
+    model = narrow[0].config.model
+    assert (model.d_model, model.d_ff, model.n_heads, model.enc_layers, model.dec_layers) == (8, 16, 2, 1, 2)
+    assert len({config_hash(r.config) for r in runs}) == len(runs)  # not the 16-wide 1L-2L's run
+    table = run_table(narrow, [summary_for(r, {"l10n": 3.0, "ding": 3.5}) for r in narrow])
+    assert set(table["d_model"]) == {8} and set(table["model"]) == {"1L-2L w8", "2L-1L w8"}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
+        ({"narrower": {16: [[1, 2]]}}, "multiples of n_heads"),
+        ({"narrower": {7: [[1, 2]]}}, "multiples of n_heads"),
+        ({"narrower": {8: [[2, 2]]}}, r"\[2, 2\] at width 8 must share exactly one depth"),
+        ({"narrower": {8: [[1, 1]]}}, "must share exactly one depth"),
         ({"baseline": (0, 2)}, "baseline must be"),
         ({"encoder_depths": [0, 2]}, "encoder_depths must all be >= 1"),
         ({"repeated": [[5, 5]]}, r"repeated models \[\[5, 5\]\] are not in the plan"),

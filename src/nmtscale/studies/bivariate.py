@@ -117,6 +117,7 @@ def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
             depths.get("symmetric", []),
             repeated=params["repeated"] if direction == "en-de" else [],
             n_seeds=params["n_seeds"],
+            narrower=depths.get("narrower"),
         )
     ]
 
@@ -144,19 +145,21 @@ def long_plan(
         models.get("symmetric", []),
         repeated=models.get("repeated", []),
         n_seeds=params["n_seeds"],
+        narrower=models.get("narrower"),
     )
 
 
-BUDGET_KEYS = ("steps", "encoder", "decoder", "symmetric", "repeated", "baseline")
+BUDGET_KEYS = ("steps", "encoder", "decoder", "symmetric", "repeated", "narrower", "baseline")
 
 
 def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
     """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
-    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, symmetric, repeated, baseline}``:
-    the encoder and decoder depths trained at that budget, by default ``long_models``, the symmetric depths
-    and the (enc, dec) models trained with ``n_seeds`` seeds, by default none, and whether the baseline is, by
-    default true). A budget may cover fewer models than the one before, so that one family can be carried
-    further while the other is not."""
+    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, symmetric, repeated, narrower,
+    baseline}``: the encoder and decoder depths trained at that budget, by default ``long_models``, the
+    symmetric depths, the (enc, dec) models trained with ``n_seeds`` seeds and the narrower models
+    (`sweeps.depth_scaling_plan`), by default none, and whether the baseline is, by default true). A budget
+    may cover fewer models than the one before, so that one family can be carried further while the other is
+    not."""
     budgets = [{"steps": params["long_steps"], **params["long_models"]}]
     previous = params["long_steps"]
     for i, entry in enumerate(params.get("longer_budgets") or []):
@@ -452,13 +455,15 @@ def recipe_comparison(analyses: Sequence[Analysis]) -> pd.DataFrame:
 def fitted_curves(a: Analysis, n_points: int = 60) -> pd.DataFrame:
     """Eq. 1 and Eq. 2 on a grid of total sizes N, for charts: one curve per approach.
 
-    Encoder scaling moves Ne with Nd = Nd_bar, decoder scaling the reverse, symmetric scaling both by the
-    same factor. Columns: approach, law ('Eq. 1' or 'Eq. 2'), Ne, Nd, N, loss, reducible (loss - L_inf of
-    that law).
+    Encoder scaling moves Ne with Nd = Nd_bar, decoder scaling the reverse, symmetric scaling both by the same
+    factor, each over its models at the families' width (a narrower model is off its family's curve: both its
+    sides are smaller). Columns: approach, law ('Eq. 1' or 'Eq. 2'), Ne, Nd, N, loss, reducible (loss - L_inf
+    of that law).
     """
     frames = []
+    full_width = a.points[a.points["d_model"] == a.points["d_model"].max()]
     for approach in ("encoder", "decoder", HELD_OUT_APPROACH):
-        members = a.points[a.points["approach"].isin([approach, "baseline"])]
+        members = full_width[full_width["approach"].isin([approach, "baseline"])]
         grows = "Nd" if approach == "decoder" else "Ne"
         sizes = np.geomspace(members[grows].min(), members[grows].max(), n_points)
         if approach == "encoder":
@@ -545,6 +550,8 @@ def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False
     else:
         band = reducible_band(a, curves, noise)
     y = "reducible" if reducible else "loss"
+    narrower = points["d_model"] < points["d_model"].max()
+    points = points.assign(approach=points["approach"].where(~narrower, points["approach"] + ", narrower"))
     if reducible:
         points = points.assign(reducible=points["loss"] - fit.params["L_inf"])
         points = points[points["reducible"] > 0]
@@ -556,7 +563,7 @@ def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False
         series="approach",
         fit=curve,
         band=band,
-        tooltip=["model", "Ne", "Nd"],
+        tooltip=["model", "d_model", "Ne", "Nd"],
         title=f"{a.direction} {a.test_set}: {law}, R² {fit.diagnostics.r2:.1f}%",
         x_title="non-embedding parameters N",
         y_title="reducible loss L - L∞ (nats)" if reducible else "test loss (nats)",
@@ -892,14 +899,16 @@ def verdict_numbers(
 
 def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: str, seed: int) -> float:
     """What depth buys within one scaling family: the final loss of its shallowest model minus that of its
-    deepest (nats, first seed; "decoder" compares 2L-1L with 2L-6L around a 2L-2L baseline). NaN with fewer
-    than two finished models."""
+    deepest (nats, first seed; "decoder" compares 2L-1L with 2L-6L around a 2L-2L baseline), at the
+    family's width (its narrower models are not deeper or shallower). NaN with fewer than two finished
+    models."""
     rows = table[
         (table["direction"] == direction)
         & (table["approach"] == approach)
         & (table["test_set"] == test_set)
         & (table["seed"] == seed)
     ].dropna(subset=["loss"])
+    rows = rows[rows["d_model"] == rows["d_model"].max()]
     if len(rows) < 2:
         return math.nan
     rows = rows.sort_values("dec_layers" if approach == "decoder" else "enc_layers")

@@ -10,7 +10,7 @@ training; `seed_spread` measures the seed-to-seed variability of the final loss 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,8 @@ APPROACHES = ("baseline", "encoder", "decoder", "symmetric")
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of a depth-scaling family: which approach it belongs to, its depths, seed and full config."""
+    """One run of a depth-scaling family: which approach it belongs to, its depths, seed and full config;
+    `narrower` marks a model narrower than the family's (see `depth_scaling_plan`)."""
 
     approach: str
     direction: str
@@ -35,11 +36,14 @@ class PlannedRun:
     dec_layers: int
     seed: int
     config: RunConfig
+    narrower: bool = False
 
     @property
     def label(self) -> str:
-        """The paper's name for the model: '6L-2L' is a 6-layer encoder with a 2-layer decoder."""
-        return f"{self.enc_layers}L-{self.dec_layers}L"
+        """The paper's name for the model: '6L-2L' is a 6-layer encoder with a 2-layer decoder; a narrower
+        model adds its width: '1L-2L w32'."""
+        depths = f"{self.enc_layers}L-{self.dec_layers}L"
+        return f"{depths} w{self.config.model.d_model}" if self.narrower else depths
 
 
 def depth_scaling_plan(
@@ -51,6 +55,7 @@ def depth_scaling_plan(
     symmetric_depths: Sequence[int] = (),
     repeated: Sequence[Sequence[int]] = (),
     n_seeds: int = 1,
+    narrower: Mapping[int, Sequence[Sequence[int]]] | None = None,
 ) -> list[PlannedRun]:
     """The runs of encoder, decoder and symmetric depth scaling around `baseline` = (enc, dec) layers.
 
@@ -58,6 +63,11 @@ def depth_scaling_plan(
     reverse, symmetric scaling uses k encoder and k decoder layers for k in `symmetric_depths`. Every model is
     trained with `base.train.seed`; the (enc, dec) models listed in `repeated` are trained again with the
     next `n_seeds - 1` seeds. Everything else (width, data, training) comes from `base`.
+
+    `narrower` maps a width to (enc, dec) models trained at that width (`d_ff` scaled with it, the same
+    heads), below the smallest model depth alone reaches: with the other side fixed, depth spans only a few
+    times in N. A model with the baseline's decoder depth extends encoder scaling, one with its encoder depth
+    decoder scaling; in N, not in depth (`label` names its width).
     """
     if len(baseline) != 2 or min(baseline) < 1:
         raise ValueError(f"baseline must be (encoder layers, decoder layers), both >= 1, not {baseline}")
@@ -100,7 +110,48 @@ def depth_scaling_plan(
         )
         for (enc, dec), approach in approach_of.items()
         for seed in seeds_of[(enc, dec)]
-    ]
+    ] + _narrower_runs(base, direction, (enc_bar, dec_bar), narrower or {})
+
+
+def _narrower_runs(
+    base: RunConfig,
+    direction: str,
+    baseline: tuple[int, int],
+    narrower: Mapping[int, Sequence[Sequence[int]]],
+) -> list[PlannedRun]:
+    """`depth_scaling_plan`'s narrower models, first seed only."""
+    planned = []
+    for width, models in narrower.items():
+        if not isinstance(width, int) or not 0 < width < base.model.d_model or width % base.model.n_heads:
+            raise ValueError(
+                f"narrower widths must be multiples of n_heads ({base.model.n_heads}) below d_model "
+                f"({base.model.d_model}), not {width!r}"
+            )
+        for depths in models:
+            enc, dec = depths
+            if (enc == baseline[0]) == (dec == baseline[1]):
+                raise ValueError(
+                    f"narrower model {list(depths)} at width {width} must share exactly one depth with the "
+                    f"baseline {list(baseline)}: which family it extends is that side's"
+                )
+            changes = {
+                "model.d_model": width,
+                "model.d_ff": base.model.d_ff * width // base.model.d_model,
+                "model.enc_layers": enc,
+                "model.dec_layers": dec,
+            }
+            planned.append(
+                PlannedRun(
+                    approach="encoder" if dec == baseline[1] else "decoder",
+                    direction=direction,
+                    enc_layers=enc,
+                    dec_layers=dec,
+                    seed=base.train.seed,
+                    config=override(base, changes),
+                    narrower=True,
+                )
+            )
+    return planned
 
 
 def last_fraction_slope(curves: Sequence[dict], key: str, fraction: float = 0.2) -> float:
@@ -134,10 +185,10 @@ def run_table(
 ) -> pd.DataFrame:
     """One row per run and test set: the run's family, depths, seed, sizes, tokens and final loss.
 
-    Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, seed, Ne, Nd (encoder and
-    decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target tokens trained
-    on), tokens_per_param (tokens / N), steps, wall_time_s, status, reason (why a failed run failed),
-    test_set, loss (the run's final loss), slope (`last_fraction_slope` over the last `fraction` of
+    Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, d_model, seed, Ne, Nd
+    (encoder and decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target
+    tokens trained on), tokens_per_param (tokens / N), steps, wall_time_s, status, reason (why a failed run
+    failed), test_set, loss (the run's final loss), slope (`last_fraction_slope` over the last `fraction` of
     training) and above_minimum (`above_minimum`). Failed runs keep their rows with a NaN loss, so a table
     shows what did not train.
     """
@@ -164,6 +215,7 @@ def run_table(
                     "model": planned.label,
                     "enc_layers": planned.enc_layers,
                     "dec_layers": planned.dec_layers,
+                    "d_model": planned.config.model.d_model,
                     "seed": planned.seed,
                     "Ne": counts["encoder"],
                     "Nd": counts["decoder"],

@@ -115,7 +115,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from nmtscale import book, charts, laws, runs
-from nmtscale.config import config_hash
 from nmtscale.studies import claims, multilingual
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
@@ -136,7 +135,7 @@ book.parameters_table("04_multilingual_laws", globals())
 
 # %%
 plan = multilingual.chapter_plan(params)
-print(f"{len(plan)} planned models, {len({config_hash(p.config) for p in plan})} distinct runs")
+print(f"{len(plan)} planned models, {len({runs.config_hash(p.config) for p in plan})} distinct runs")
 summaries = runs.sweep([p.config for p in plan], workers, threads_per_run, engine=engine)
 table = multilingual.run_table(plan, summaries, correct_below, correction_factor, correction_start)
 failed = runs.failed_runs(table, "cohort")

@@ -11,8 +11,8 @@ import pytest
 from toy import summary_for
 
 from nmtscale import book, laws, record, runs
-from nmtscale.config import config_hash
 from nmtscale.laws import fitting
+from nmtscale.runs import config_hash
 from nmtscale.studies import bivariate, claims, sweeps
 
 NE_LAYER, ND_LAYER = 12_000, 16_000  # parameters per encoder / decoder layer
@@ -476,7 +476,14 @@ def test_budget_plans_carry_each_longer_budget_with_its_own_models():
         ["1L-2L w4"],  # a narrower member of the encoder family
     ]
     assert [p.seed for p in plans[4] if p.label == "2L-2L"] == list(range(params["n_seeds"]))
-    assert [{p.config.train.steps for p in plan} for plan in plans] == [{40}, {80}, {160}, {320}, {640}, {1280}]
+    assert [{p.config.train.steps for p in plan} for plan in plans] == [
+        {40},
+        {80},
+        {160},
+        {320},
+        {640},
+        {1280},
+    ]
     # the first budget is long_plan's, the same runs (ids) the chapter has always trained
     assert [config_hash(p.config) for p in plans[0]] == [
         config_hash(p.config) for p in bivariate.long_plan(params)

@@ -10,11 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nmtscale import config as config_module
-from nmtscale import corpus, laws
-from nmtscale.config import config_hash
+from nmtscale import corpus, laws, runs
 from nmtscale.engine.tokenizer import train_tokenizer
 from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.runs import config_hash
 from nmtscale.studies import bivariate, composition
 
 CHAPTER1_CPU = {
@@ -46,7 +45,7 @@ CHAPTER1_CPU = {
 def test_base_config_keeps_the_hash_chapter_1_stored_its_runs_under(monkeypatch):
     """Chapter 2 finds chapter 1's runs only if it builds byte-identical configs: this hash is the one the
     chapter-1 notebook's own base config had (corpus fingerprint fixed: a corpus rebuild does not matter)."""
-    monkeypatch.setattr(config_module, "corpus_fingerprint", lambda: "fixed")
+    monkeypatch.setattr(runs, "corpus_fingerprint", lambda: "fixed")
     assert config_hash(bivariate.base_config(CHAPTER1_CPU)) == "3e490eb228fd7149"
 
 

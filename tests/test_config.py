@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from nmtscale import config as config_module
-from nmtscale.config import config_hash, dotted_keys, from_dict, load_config, override
+from nmtscale import runs
+from nmtscale.config import dotted_keys, from_dict, load_config, override
 from nmtscale.errors import ConfigurationError, DataError
+from nmtscale.runs import config_hash
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "params" / "example_run.yaml"
 
@@ -83,7 +86,7 @@ def test_the_fast_cpu_paths_keep_old_ids_at_their_defaults_and_name_new_runs(sec
 
 def test_the_engine_version_is_part_of_the_run_id(monkeypatch):
     before = config_hash(from_dict({}))
-    monkeypatch.setattr(config_module, "ENGINE_VERSION", 99)
+    monkeypatch.setattr(runs, "ENGINE_VERSION", 99)
     assert config_hash(from_dict({})) != before
 
 
@@ -201,3 +204,13 @@ def test_user_data_contents_are_part_of_the_run_identity(tmp_path, monkeypatch):
     (tmp_path / "test.tsv").unlink()
     with pytest.raises(DataError, match=r"data.test_files.en-de.t: test.tsv: no such file"):
         config_hash(cfg)
+
+
+def test_a_config_imports_neither_the_corpus_nor_the_trainer():
+    """The layering: `config` describes a run; the run store (`runs.config_hash`) hashes the corpus."""
+    code = (
+        "import sys, nmtscale.config; "
+        "print(sorted(m for m in sys.modules if m.startswith(('nmtscale.corpus', 'nmtscale.train'))))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from nmtscale import laws
-from nmtscale.config import config_hash
+from nmtscale.runs import config_hash
 from nmtscale.studies import multilingual
 
 PARAMS = {

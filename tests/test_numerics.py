@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from nmtscale import book, record, runs
-from nmtscale.config import config_hash, override
+from nmtscale.config import override
+from nmtscale.runs import config_hash
 from nmtscale.studies import bivariate, numerics
 
 STEPS, SEEDS = 2000, range(3)  # what benchmarks/training_numerics.py trained and results/ records

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from toy import summary_for
 
-from nmtscale.config import config_hash, from_dict
+from nmtscale.config import from_dict
 from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.model import build_model
+from nmtscale.runs import config_hash
 from nmtscale.studies.sweeps import depth_scaling_plan, last_fraction_slope, run_table, seed_spread
 
 BASE = from_dict(

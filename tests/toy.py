@@ -9,12 +9,13 @@ import random
 import pytest
 
 from nmtscale import train as trainer
-from nmtscale.config import config_hash, from_dict
+from nmtscale.config import from_dict
 from nmtscale.engine import data
 from nmtscale.engine.batching import BatchStream
 from nmtscale.engine.data import ExperimentData, encode_pairs
 from nmtscale.engine.tokenizer import train_tokenizer
 from nmtscale.record import RunSummary
+from nmtscale.runs import config_hash
 
 # A toy language pair: each English word has one German word, in the same order.
 LEXICON = {

@@ -1,6 +1,7 @@
 """Run configuration: one dataclass per section, loaded from YAML with `--set key=value` overrides.
 
-A run is fully described by its `RunConfig`; `config_hash` of its canonical form names the run's directory.
+A run is fully described by its `RunConfig`; the hash of its canonical form (`runs.config_hash`) names the
+run's directory.
 Every key is documented in `params/example_run.yaml`. Loading checks every key and type and the combinations
 that cannot work, and raises `ConfigurationError` naming the file, the dotted key and the closest valid key.
 """
@@ -8,7 +9,6 @@ that cannot work, and raises `ConfigurationError` naming the file, the dotted ke
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import re
@@ -20,10 +20,8 @@ from typing import Any, Literal
 
 import yaml
 
-from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
 from nmtscale.engine.model import ModelConfig
-from nmtscale.errors import ConfigurationError, DataError, closest, require_file
-from nmtscale.record import ENGINE_VERSION
+from nmtscale.errors import ConfigurationError, closest, require_file
 
 # The model section is engine.model.ModelConfig minus the vocabulary size, which the run's tokenizer sets.
 MODEL_KEYS_SET_BY_RUN = ("vocab_size",)
@@ -311,42 +309,6 @@ KEYS_ADDED_LATER: tuple[str, ...] = (
     "train.loss_kernel",
     "train.cpu_precision",
 )
-
-
-def config_hash(cfg: RunConfig) -> str:
-    """The run id: a short content hash of the canonical config and the engine version; equal configs, and
-    only those, share a run directory and a record.
-
-    A run that reads the committed corpus also hashes the corpus files, and a run that reads user files
-    (`data.train_files`, `data.test_files`) hashes their contents, so changed data gives a new run instead of
-    silently returning, or resuming, one trained on other text.
-    """
-    identity = {**to_dict(cfg), "engine_version": ENGINE_VERSION}
-    defaults = to_dict(RunConfig())
-    for dotted in KEYS_ADDED_LATER:
-        section, key = dotted.split(".")
-        if identity[section][key] == defaults[section][key]:
-            del identity[section][key]
-    if cfg.data.train_files is None or cfg.data.test_sets:
-        identity["corpus_sha256"] = corpus_fingerprint()
-    user_files = user_data_files(cfg.data)
-    if user_files:
-        try:
-            identity["user_data_sha256"] = files_fingerprint(path for _, path in user_files)
-        except DataError as err:
-            keys = sorted({key for key, path in user_files if str(path) in str(err)})
-            raise DataError(f"{', '.join(keys)}: {err}") from None
-    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def user_data_files(cfg: DataConfig) -> list[tuple[str, Path]]:
-    """(config key, path) of every user data file of a run, in a fixed order (training files by direction,
-    then test files by direction and name)."""
-    entries = [(f"data.train_files.{d}", paths) for d, paths in sorted((cfg.train_files or {}).items())]
-    for direction, sets in sorted((cfg.test_files or {}).items()):
-        entries += [(f"data.test_files.{direction}.{name}", paths) for name, paths in sorted(sets.items())]
-    return [(key, Path(p)) for key, paths in entries for p in ([paths] if isinstance(paths, str) else paths)]
 
 
 def from_dict(raw: Any, source: str = "<config>") -> RunConfig:

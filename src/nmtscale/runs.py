@@ -41,14 +41,16 @@ from tqdm import tqdm
 
 from nmtscale import cluster, pool, record
 from nmtscale.config import (
+    KEYS_ADDED_LATER,
+    DataConfig,
     RunConfig,
-    config_hash,
     from_dict,
     load_config,
     read_yaml,
     set_keys,
     to_dict,
 )
+from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
 from nmtscale.engine.data import check_lengths, encode_sources, prepare_data, uses_target_tags
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest, positive_int, require_file
@@ -56,6 +58,7 @@ from nmtscale.predict import load_trained_model, translate_ids
 from nmtscale.record import (
     CHECKPOINT,
     CONFIG,
+    ENGINE_VERSION,
     MODEL,
     REPOSITORY,
     SUMMARY,
@@ -88,6 +91,42 @@ def use_stores(runs_dir: str | Path, results_dir: str | Path) -> None:
 def cache_root() -> Path:
     """Where caches live: `$NMTSCALE_CACHE`, else `<repository>/cache`."""
     return Path(os.environ.get("NMTSCALE_CACHE", REPOSITORY / "cache"))
+
+
+def config_hash(cfg: RunConfig) -> str:
+    """The run id: a short content hash of the canonical config and the engine version; equal configs, and
+    only those, share a run directory and a record.
+
+    A run that reads the committed corpus also hashes the corpus files, and a run that reads user files
+    (`data.train_files`, `data.test_files`) hashes their contents, so changed data gives a new run instead of
+    silently returning, or resuming, one trained on other text.
+    """
+    identity = {**to_dict(cfg), "engine_version": ENGINE_VERSION}
+    defaults = to_dict(RunConfig())
+    for dotted in KEYS_ADDED_LATER:
+        section, key = dotted.split(".")
+        if identity[section][key] == defaults[section][key]:
+            del identity[section][key]
+    if cfg.data.train_files is None or cfg.data.test_sets:
+        identity["corpus_sha256"] = corpus_fingerprint()
+    user_files = user_data_files(cfg.data)
+    if user_files:
+        try:
+            identity["user_data_sha256"] = files_fingerprint(path for _, path in user_files)
+        except DataError as err:
+            keys = sorted({key for key, path in user_files if str(path) in str(err)})
+            raise DataError(f"{', '.join(keys)}: {err}") from None
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def user_data_files(cfg: DataConfig) -> list[tuple[str, Path]]:
+    """(config key, path) of every user data file of a run, in a fixed order (training files by direction,
+    then test files by direction and name)."""
+    entries = [(f"data.train_files.{d}", paths) for d, paths in sorted((cfg.train_files or {}).items())]
+    for direction, sets in sorted((cfg.test_files or {}).items()):
+        entries += [(f"data.test_files.{direction}.{name}", paths) for name, paths in sorted(sets.items())]
+    return [(key, Path(p)) for key, paths in entries for p in ([paths] if isinstance(paths, str) else paths)]
 
 
 def run_dir(cfg: RunConfig, root: str | Path | None = None) -> Path:

@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 
 from nmtscale import charts, laws, pool, runs
-from nmtscale.config import DataConfig, RunConfig, config_hash, override
+from nmtscale.config import DataConfig, RunConfig, override
 from nmtscale.engine.counting import lm_deep_config, lm_wide_config, parameter_counts
 from nmtscale.engine.data import (
     ExperimentData,
@@ -50,6 +50,7 @@ from nmtscale.errors import ConfigurationError
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.predict import evaluate_loss, load_trained_model, translate_ids
 from nmtscale.record import RunSummary
+from nmtscale.runs import config_hash
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,

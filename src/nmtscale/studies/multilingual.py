@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 
 from nmtscale import charts, laws
-from nmtscale.config import RunConfig, config_hash, from_dict, override
+from nmtscale.config import RunConfig, from_dict, override
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Fit
 from nmtscale.record import RunSummary
+from nmtscale.runs import config_hash
 from nmtscale.studies.claims import PARTLY, REPRODUCED, Claim, ScaleStatement, by_count, graded
 
 # The paper's names for the coefficients of Eq. 6, L(N) = beta N^-alpha + L_inf, by `laws.power_law`'s names.

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nmtscale.config import RunConfig, config_hash, override
+from nmtscale.config import RunConfig, override
 from nmtscale.engine.counting import parameter_counts
 from nmtscale.record import RunSummary, last_stretch
+from nmtscale.runs import config_hash
 
 # A model that belongs to several families is labelled by the first of these that contains it: the baseline
 # is part of encoder and decoder scaling, and a symmetric model equal to one of those is not out-of-sample.

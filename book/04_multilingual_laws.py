@@ -114,7 +114,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import book, charts, laws, runs
+from nmtscale import book, charts, runs
 from nmtscale.studies import claims, multilingual
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
@@ -181,15 +181,7 @@ print(
 # %%
 curves = multilingual.learning_curves(plan, summaries)
 first_cohort = pairs["cohort"].iloc[0]
-shown = curves[(curves["cohort"] == first_cohort) & (curves["test_set"] == "l10n") & (curves["step"] > 0)]
-alt.Chart(shown).mark_line(point=True).encode(
-    x=alt.X("step:Q", scale=alt.Scale(type="log")),
-    y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
-    color=alt.Color("weight:O", title="own weight"),
-    detail="size:N",
-    strokeDash=alt.StrokeDash("size:N"),
-    tooltip=["direction", "size", "weight", "step", alt.Tooltip("loss:Q", format=".3f")],
-).properties(width=300, height=240).facet(column="direction:N")
+multilingual.learning_curve_chart(curves, first_cohort, "l10n")
 
 # %%
 corrections = pairs[pairs["corrected"]][
@@ -382,53 +374,9 @@ alt.vconcat(*frontier_rows) if frontier_rows else print("no cohort has enough we
 # The fitted $\hat f$ next to the $f_i(p)$ of the joint fits (Fig. 7 left):
 
 # %%
-f_hat_rows = []
-grid_p = np.linspace(0.01, 1, 100)
-for wf in weighted:
-    c = wf.fit.params
-    values = (
-        laws.f_hat(grid_p, c["c1"], c["c2"], c["c3"])
-        if wf.form == "eq12"
-        else laws.f_hat_linear(grid_p, c["c1"])
-    )
-    f_hat_rows.append(
-        pd.DataFrame(
-            {
-                "p": grid_p,
-                "f": values,
-                "form": wf.form,
-                "direction": wf.direction,
-                "cohort": wf.cohort,
-                "test_set": wf.test_set,
-            }
-        )
-    )
-f_hat_curves = pd.concat(f_hat_rows, ignore_index=True) if f_hat_rows else pd.DataFrame()
+f_hat_curves = multilingual.f_hat_curves(weighted)
 if len(f_hat_curves):
-    l10n_curves = f_hat_curves[f_hat_curves["test_set"] == "l10n"]
-    l10n_points = fractions[
-        (fractions["test_set"] == "l10n") & fractions["cohort"].isin(l10n_curves["cohort"])
-    ]
-    display(
-        alt.hconcat(
-            *[
-                alt.layer(
-                    alt.Chart(l10n_curves[l10n_curves["cohort"] == cohort])
-                    .mark_line()
-                    .encode(
-                        x=alt.X("p:Q", title="own weight p"),
-                        y=alt.Y("f:Q", title="f"),
-                        color="direction:N",
-                        strokeDash="form:N",
-                    ),
-                    alt.Chart(l10n_points[l10n_points["cohort"] == cohort])
-                    .mark_point(filled=True)
-                    .encode(x="p:Q", y="f:Q", color="direction:N"),
-                ).properties(title=f"{cohort}, l10n", width=230, height=220)
-                for cohort in l10n_curves["cohort"].unique()
-            ]
-        )
-    )
+    display(multilingual.f_hat_chart(f_hat_curves, fractions, "l10n"))
 
 # %% [markdown]
 # ## Translation quality: chrF (Fig. 8)
@@ -439,20 +387,8 @@ if len(f_hat_curves):
 # ($Q_\infty - \beta_1 (\hat f N)^{-\alpha}$) fitted to chrF on the same weights as the loss.
 
 # %%
-quality = pairs.dropna(subset=["chrf"]).drop_duplicates(["run_id", "direction", "test_set"])
 correlation = multilingual.chrf_loss_correlation(pairs)
-display(
-    alt.Chart(quality)
-    .mark_point(filled=True)
-    .encode(
-        x=alt.X("loss:Q", scale=alt.Scale(zero=False), title="test loss (nats)"),
-        y=alt.Y("chrf:Q", title="chrF"),
-        color="direction:N",
-        tooltip=["cohort", "size", "weight", alt.Tooltip("chrf:Q", format=".1f")],
-    )
-    .properties(width=260, height=220)
-    .facet(column="test_set:N")
-)
+display(multilingual.chrf_loss_chart(pairs))
 correlation.round(3)
 
 # %%
@@ -465,27 +401,18 @@ chrf_predicted, chrf_measured = multilingual.frontiers(chrf_fits, chrf_rows, "ch
 chrf_errors.round(3)
 
 # %%
-if len(chrf_predicted):
-    panels = []
-    for (cohort, test_set), pred in chrf_predicted.groupby(["cohort", "test_set"]):
-        meas = chrf_measured[(chrf_measured["cohort"] == cohort) & (chrf_measured["test_set"] == test_set)]
-        first, second = pairs[pairs["cohort"] == cohort][["first", "second"]].iloc[0]
-        panels.append(
-            alt.layer(
-                alt.Chart(pred)
-                .mark_line(strokeDash=[5, 3])
-                .encode(
-                    x=alt.X("first:Q", scale=alt.Scale(zero=False), title=f"{first} chrF"),
-                    y=alt.Y("second:Q", scale=alt.Scale(zero=False), title=f"{second} chrF"),
-                    color="size:N",
-                    order="p:Q",
-                ),
-                alt.Chart(meas)
-                .mark_point(filled=True, size=60)
-                .encode(x="first:Q", y="second:Q", color="size:N", tooltip=["size", "p"]),
-            ).properties(title=f"{cohort} {test_set}: chrF frontier", width=260, height=240)
+chrf_panels = (
+    [
+        multilingual.frontier_chart(
+            chrf_predicted, chrf_measured, pairs, fit_weights, cohort, t, "eq12", "chrF"
         )
-    display(alt.hconcat(*panels))
+        for cohort, t in chrf_predicted[["cohort", "test_set"]].drop_duplicates().itertuples(index=False)
+    ]
+    if len(chrf_predicted)
+    else []
+)
+if chrf_panels:
+    display(alt.hconcat(*chrf_panels))
 else:
     print("too few chrF scores above zero to fit the chrF frontier")
 

@@ -275,6 +275,30 @@ def test_the_chapter_charts_draw_every_direction_weight_and_form():
     shapes = chart.to_dict()["layer"][1]["encoding"]["shape"]
     assert shapes["field"] == "held_out"
     assert multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "story", form) is None
+    chrf = multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "l10n", form, "chrF")
+    assert chrf.to_dict()["layer"][0]["encoding"]["x"]["title"] == "en-de chrF"
+    f_hat = multilingual.f_hat_curves(fits, n_points=5)
+    assert len(f_hat) == 5 * len(fits) and set(f_hat["form"]) == set(multilingual.F_HAT_FORMS)
+    assert [p["title"] for p in multilingual.f_hat_chart(f_hat, fractions, "l10n").to_dict()["hconcat"]] == [
+        f"{cohort}, l10n"
+    ]
+    curves = pd.DataFrame(
+        {
+            "cohort": cohort,
+            "test_set": "l10n",
+            "direction": "en-de",
+            "size": "s",
+            "weight": 0.5,
+            "step": [0, 10, 20],
+            "loss": [5.0, 4.0, 3.5],
+        }
+    )
+    learning = multilingual.learning_curve_chart(curves, cohort, "l10n").to_dict()
+    assert learning["facet"]["column"]["field"] == "direction"
+    assert (
+        multilingual.chrf_loss_chart(table.assign(chrf=40.0)).to_dict()["facet"]["column"]["field"]
+        == "test_set"
+    )
 
 
 def test_weight_claims_judge_fit_quality_ordering_small_weight_gain_and_the_chrf_frontier():

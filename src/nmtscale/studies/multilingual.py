@@ -1359,10 +1359,12 @@ def frontier_chart(
     cohort: str,
     test_set: str,
     form: str,
+    metric: str = "loss",
 ) -> alt.LayerChart | None:
     """Fig. 7: the trade-off frontier one f_hat `form` predicts for a cohort and test set (dashed, one line
     per model size, from `frontiers`) and the measured points, marked held out where their weight is not in
-    `fit_weights`; None where nothing was predicted."""
+    `fit_weights`; None where nothing was predicted. `metric` names what the axes measure (the test loss, or
+    chrF for the frontier of Fig. 8)."""
     pred = _rows_of(predicted, cohort=cohort, test_set=test_set, form=form)
     if pred.empty:
         return None
@@ -1373,8 +1375,8 @@ def frontier_chart(
         alt.Chart(pred)
         .mark_line(strokeDash=[5, 3])
         .encode(
-            x=alt.X("first:Q", scale=alt.Scale(zero=False), title=f"{first} loss"),
-            y=alt.Y("second:Q", scale=alt.Scale(zero=False), title=f"{second} loss"),
+            x=alt.X("first:Q", scale=alt.Scale(zero=False), title=f"{first} {metric}"),
+            y=alt.Y("second:Q", scale=alt.Scale(zero=False), title=f"{second} {metric}"),
             color=alt.Color("size:N", sort=list(pred.sort_values("N")["size"].unique())),
             order=alt.Order("p:Q"),
         )
@@ -1396,5 +1398,90 @@ def frontier_chart(
         )
     )
     return alt.layer(lines, dots).properties(
-        title=f"{cohort} {test_set}, f_hat {form}", width=260, height=240
+        title=f"{cohort} {test_set}, f_hat {form}" + ("" if metric == "loss" else f" ({metric})"),
+        width=260,
+        height=240,
+    )
+
+
+def f_hat_curves(fits: Sequence[WeightedFit], n_points: int = 100) -> pd.DataFrame:
+    """Each fitted f_hat (Eq. 12 or 13) of `weighted_fits` over own weights p in (0, 1]: columns p, f, form,
+    direction, cohort, test_set."""
+    grid = np.linspace(0.01, 1, n_points)
+    frames = []
+    for wf in fits:
+        c = wf.fit.params
+        values = (
+            laws.f_hat(grid, c["c1"], c["c2"], c["c3"])
+            if wf.form == "eq12"
+            else laws.f_hat_linear(grid, c["c1"])
+        )
+        frames.append(
+            pd.DataFrame({"p": grid, "f": values, "form": wf.form, "direction": wf.direction}).assign(
+                cohort=wf.cohort, test_set=wf.test_set
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def f_hat_chart(curves: pd.DataFrame, fractions: pd.DataFrame, test_set: str) -> alt.HConcatChart:
+    """Fig. 5 against Eq. 12 and 13: one panel per cohort, the fitted f_hat curves (`f_hat_curves`, a dash
+    per form) over the effective fractions the joint law measured (`effective_fractions`), on `test_set`."""
+    lines = _rows_of(curves, test_set=test_set)
+    points = _rows_of(fractions, test_set=test_set)
+    return alt.hconcat(
+        *[
+            alt.layer(
+                alt.Chart(_rows_of(lines, cohort=cohort))
+                .mark_line()
+                .encode(
+                    x=alt.X("p:Q", title="own weight p"),
+                    y=alt.Y("f:Q", title="f"),
+                    color="direction:N",
+                    strokeDash="form:N",
+                ),
+                alt.Chart(_rows_of(points, cohort=cohort))
+                .mark_point(filled=True)
+                .encode(x="p:Q", y="f:Q", color="direction:N"),
+            ).properties(title=f"{cohort}, {test_set}", width=230, height=220)
+            for cohort in lines["cohort"].unique()
+        ]
+    )
+
+
+def learning_curve_chart(curves: pd.DataFrame, cohort: str, test_set: str) -> alt.FacetChart:
+    """The test loss of every run of one cohort against its updates (`learning_curves`), one panel per
+    direction, coloured by the direction's own weight, a dash per model size; log-log, as App. G fits it."""
+    shown = _rows_of(curves, cohort=cohort, test_set=test_set)
+    return (
+        alt.Chart(shown[shown["step"] > 0])
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("step:Q", scale=alt.Scale(type="log")),
+            y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
+            color=alt.Color("weight:O", title="own weight"),
+            detail="size:N",
+            strokeDash=alt.StrokeDash("size:N"),
+            tooltip=["direction", "size", "weight", "step", alt.Tooltip("loss:Q", format=".3f")],
+        )
+        .properties(width=300, height=240)
+        .facet(column="direction:N")
+    )
+
+
+def chrf_loss_chart(table: pd.DataFrame) -> alt.FacetChart:
+    """chrF against the test loss of every run and direction that was decoded, one panel per test set (the
+    relation `chrf_loss_correlation` measures)."""
+    quality = table.dropna(subset=["chrf"]).drop_duplicates(["run_id", "direction", "test_set"])
+    return (
+        alt.Chart(quality)
+        .mark_point(filled=True)
+        .encode(
+            x=alt.X("loss:Q", scale=alt.Scale(zero=False), title="test loss (nats)"),
+            y=alt.Y("chrf:Q", title="chrF"),
+            color="direction:N",
+            tooltip=["cohort", "size", "weight", alt.Tooltip("chrf:Q", format=".1f")],
+        )
+        .properties(width=260, height=220)
+        .facet(column="test_set:N")
     )

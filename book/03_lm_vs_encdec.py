@@ -126,14 +126,12 @@ transfer_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep":
 # %%
 import time
 
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from nmtscale import book, charts, corpus, runs
-from nmtscale.config import override
 from nmtscale.studies import architectures as arch
-from nmtscale.studies import bivariate, claims
+from nmtscale.studies import claims
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
@@ -156,43 +154,10 @@ book.parameters_table("03_lm_vs_encdec", globals())
 
 # %%
 # Chapter 1's base config, from the same function: its EncDec runs are the same configs, with the same hashes.
-base = bivariate.base_config(
-    {
-        "d_model": d_model,
-        "d_ff": d_ff,
-        "n_heads": n_heads,
-        "vocab_size": vocab_size,
-        "max_train_pairs": max_train_pairs,
-        "steps": steps,
-        "max_tokens": max_tokens,
-        "warmup_steps": warmup_steps,
-        "optimizer": optimizer,
-        "lr": lr,
-        "seed": seed,
-        "eval_points": encdec_eval_points,
-        "final_fraction": final_fraction,
-    }
-)
-lm_schedule = {"train.checkpoint_interval": steps // eval_points, "eval.interval": steps // eval_points}
-pair_test_sets = {
-    pair: [name for name in TEST_SETS if name in corpus.test_set_names(*pair.split("-"))] for pair in pairs
-}
-plan, noise_plan = [], []
-for pair in pairs:
-    pair_base = override(base, {"data.directions": [pair], "data.test_sets": pair_test_sets[pair]})
-    for variant, sizes in variants.items():
-        variant_base = pair_base if variant == "encdec" else override(pair_base, lm_schedule)
-        plan += arch.architecture_plan(variant_base, sizes, [variant], group=pair)
-    noise_plan += [
-        arch.PlannedModel(
-            "encdec",
-            size,
-            pair,
-            override(pair_base, {"model.enc_layers": size, "model.dec_layers": size, "train.seed": s}),
-        )
-        for size in noise_sizes
-        for s in noise_seeds
-    ]
+params = {name: value for name, value in globals().items() if name in arch.PARAMETER_NAMES}
+base = arch.chapter_base(params)
+pair_test_sets = arch.pair_test_sets(pairs)
+plan, noise_plan = arch.bilingual_plans(params)
 print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs over {pairs}, {workers} at a time")
 summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run, engine=engine)
 noise_summaries = summaries[len(plan) :]
@@ -311,13 +276,7 @@ charts.wrapped([arch.loss_chart(table, None, pair, name, x="layers") for pair, n
 # test set; the paper's claim is that these gaps shrink as the models grow.
 
 # %%
-encdec_loss = table[table["variant"] == "EncDec"].set_index(["group", "size", "test_set"])["loss"]
-gaps = table[table["variant"] != "EncDec"].copy()
-gaps["gap"] = (
-    gaps["loss"].to_numpy()
-    - encdec_loss.reindex(list(zip(gaps["group"], gaps["size"], gaps["test_set"], strict=True))).to_numpy()
-)
-gap_table = gaps.pivot_table(index=["group", "variant", "test_set"], columns="size", values="gap")
+gap_table = arch.encdec_gaps(table)
 gap_table
 
 # %% [markdown]
@@ -372,40 +331,9 @@ exponents[
 
 # %%
 main_pair = pairs[0]
-main_plan = [p for p in plan if p.group == main_pair]
-main_summaries = [s for p, s in zip(plan, summaries, strict=True) if p.group == main_pair]
-tokenizer = runs.tokenizer(main_summaries[0])
-train_pairs = corpus.load_pairs(*main_pair.split("-"), "train")
-src_len = round(np.mean([len(ids) for ids in tokenizer.encode([s for s, _ in train_pairs])]))
-tgt_len = round(np.mean([len(ids) + 1 for ids in tokenizer.encode([t for _, t in train_pairs])]))
-flops = arch.flops_table(main_plan, tokenizer.vocab_size, src_len, tgt_len)
-speed = table[table["group"] == main_pair].drop_duplicates("run_id")[["variant", "size", "tokens_per_s"]]
-decode_speed = (
-    translations[translations["group"] == main_pair]
-    .groupby(["variant", "size"])[["target_tokens", "seconds"]]
-    .sum()
-)
-decode_speed = (decode_speed["target_tokens"] / decode_speed["seconds"]).rename("decode_tokens_per_s")
-compute = flops.merge(speed, on=["variant", "size"]).merge(decode_speed.reset_index(), on=["variant", "size"])
+compute, (src_len, tgt_len) = arch.compute_table(plan, summaries, table, translations, main_pair)
 print(f"{main_pair} mean training lengths: source {src_len}, target {tgt_len} tokens (with EOS)")
-flop_points = compute.melt(
-    id_vars=["variant", "size", "N"],
-    value_vars=["train_flops_per_token", "inference_flops_per_token"],
-    var_name="kind",
-    value_name="flops",
-)
-display(
-    charts.wrapped(
-        arch.metric_charts(
-            flop_points,
-            "kind",
-            "flops",
-            lambda kind: kind.replace("_", " "),
-            "FLOPs per target token",
-            tooltip=("size",),
-        )
-    )
-)
+display(charts.wrapped(arch.flops_charts(compute)))
 compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
 
 # %% [markdown]
@@ -427,53 +355,17 @@ compute.round({"tokens_per_s": 0, "decode_tokens_per_s": 0})
 # references of the test sets, with the multilingual runs' own vocabulary settings.
 
 # %%
-ml_base = override(
-    base,
-    {
-        "data.directions": ml_directions,
-        "data.eval_directions": ml_eval_directions,
-        "data.test_sets": ml_test_sets,
-        "data.max_test_pairs": ml_max_test_pairs,
-        "data.max_train_pairs": ml_max_train_pairs,
-        "data.vocab_size": ml_vocab_size,
-        "data.character_coverage": ml_character_coverage,
-        "data.byte_fallback": ml_byte_fallback,
-        "data.temperature": ml_temperature,
-        "train.steps": ml_steps,
-        "train.checkpoint_interval": ml_steps // eval_points,
-        "eval.interval": ml_steps // eval_points,
-        "eval.decode": "greedy",
-        "eval.max_decode_sentences": ml_decode_sentences,
-    },
-)
+ml_base = arch.multilingual_base(params)
 if any("zh" in direction.split("-") for direction in ml_directions):
     vocabulary_check = arch.vocabulary_check(ml_base.data, runs.cache_root(), "zh", workers)
     display(vocabulary_check.rename(columns={"unknown": "unknown share", "byte": "byte-piece share"}))
 
 # %%
-ml_plan = [
-    p for v, sizes in ml_variants.items() for p in arch.architecture_plan(ml_base, sizes, [v], "many-to-many")
-]
-
 # Low-resource transfer (Fig. 6): De->En gets `transfer_de_share` of the updates, Fr->En or Zh->En the rest.
 # At this budget no sentence pair is seen twice, so a small share of updates is a small training set. One
 # vocabulary over German, French, Chinese and English serves both helpers (tokenizer_directions), so their
 # German losses compare.
-transfer_plan = []
-for helper in transfer_helpers:
-    helper_base = override(
-        ml_base,
-        {
-            "data.directions": ["de-en", f"{helper}-en"],
-            "data.eval_directions": [],
-            "data.test_sets": ["l10n"],
-            "data.temperature": None,
-            "data.weights": [transfer_de_share, 1 - transfer_de_share],
-            "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *transfer_helpers]],
-        },
-    )
-    for v, sizes in transfer_variants.items():
-        transfer_plan += arch.architecture_plan(helper_base, sizes, [v], f"De + {helper.capitalize()}")
+ml_plan, transfer_plan = arch.multilingual_plans(params)
 print(f"{len(ml_plan)} multilingual runs, {len(transfer_plan)} transfer runs")
 ml_summaries = runs.sweep(
     [p.config for p in ml_plan + transfer_plan], workers, threads_per_run, engine=engine

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from toy import user_run
 
-from nmtscale import charts, laws, runs
+from nmtscale import book, charts, laws, record, runs
 from nmtscale.config import DataConfig, from_dict
 from nmtscale.engine.batching import Example
 from nmtscale.engine.data import ExperimentData
@@ -55,6 +55,40 @@ def test_plan_needs_an_encdec_base_and_positive_sizes():
     lm = from_dict({"model": {"arch": "prefixlm", "enc_layers": 0}})
     with pytest.raises(ConfigurationError, match="must be encdec"):
         arch.architecture_plan(lm, [1], ["encdec"])
+
+
+def test_chapter_plans_build_every_run_from_the_chapter_parameters():
+    params = book.load_parameters("03_lm_vs_encdec", "smoke", root=record.REPOSITORY)
+    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES}
+    plan, noise_plan = arch.bilingual_plans(params)
+    expected = sum(len(sizes) for sizes in params["variants"].values()) * len(params["pairs"])
+    assert len(plan) == expected
+    assert len(noise_plan) == len(params["noise_sizes"]) * len(params["noise_seeds"]) * len(params["pairs"])
+    assert {p.config.train.seed for p in noise_plan} == set(params["noise_seeds"])
+    encdec = next(p for p in plan if p.variant == "encdec")
+    lm = next(p for p in plan if p.variant != "encdec")
+    assert encdec.config.eval.interval == params["steps"] // params["encdec_eval_points"]
+    assert lm.config.eval.interval == params["steps"] // params["eval_points"]
+    many, transfer = arch.multilingual_plans(params)
+    assert {p.group for p in many} == {"many-to-many"}
+    assert many[0].config.data.directions == params["ml_directions"]
+    assert {p.group for p in transfer} == {f"De + {h.capitalize()}" for h in params["transfer_helpers"]}
+    share = params["transfer_de_share"]
+    assert transfer[0].config.data.weights == [share, 1 - share]
+
+
+def test_encdec_gaps_subtract_the_matched_encdec():
+    table = pd.DataFrame(
+        {
+            "group": "en-de",
+            "variant": ["EncDec", "PrefixLM", "EncDec", "PrefixLM"],
+            "size": [1, 1, 2, 2],
+            "test_set": "l10n",
+            "loss": [4.0, 4.3, 3.5, 3.6],
+        }
+    )
+    gaps = arch.encdec_gaps(table)
+    assert gaps.loc[("en-de", "PrefixLM", "l10n")].to_dict() == pytest.approx({1: 0.3, 2: 0.1})
 
 
 def test_inference_flops_leave_out_causallm_source_logits():

@@ -22,7 +22,7 @@ import itertools
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nmtscale import charts, laws, pool, runs
+from nmtscale import charts, corpus, laws, pool, runs
 from nmtscale.config import DataConfig, RunConfig, override
 from nmtscale.engine.counting import lm_deep_config, lm_wide_config, parameter_counts
 from nmtscale.engine.data import (
@@ -51,6 +51,7 @@ from nmtscale.laws import fitting, uncertainty
 from nmtscale.predict import evaluate_loss, load_trained_model, translate_ids
 from nmtscale.record import RunSummary
 from nmtscale.runs import config_hash
+from nmtscale.studies import bivariate
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
@@ -173,6 +174,199 @@ def inference_flops_per_target_token(cfg: ModelConfig, src_len: int, tgt_len: in
     if cfg.arch == "causallm":
         cfg = cfg.replace(arch="causallm_tgtonly")
     return forward_flops(cfg, src_len, tgt_len) / tgt_len
+
+
+# Chapter 3's parameters (params/03_lm_vs_encdec/<scale>.yaml) that its plans read.
+PARAMETER_NAMES = (
+    "seed",
+    "pairs",
+    "d_model",
+    "d_ff",
+    "n_heads",
+    "vocab_size",
+    "max_train_pairs",
+    "steps",
+    "max_tokens",
+    "warmup_steps",
+    "optimizer",
+    "lr",
+    "eval_points",
+    "encdec_eval_points",
+    "final_fraction",
+    "variants",
+    "noise_sizes",
+    "noise_seeds",
+    "ml_directions",
+    "ml_eval_directions",
+    "ml_test_sets",
+    "ml_max_test_pairs",
+    "ml_max_train_pairs",
+    "ml_vocab_size",
+    "ml_character_coverage",
+    "ml_byte_fallback",
+    "ml_temperature",
+    "ml_steps",
+    "ml_decode_sentences",
+    "ml_variants",
+    "transfer_helpers",
+    "transfer_de_share",
+    "transfer_variants",
+)
+
+
+def chapter_base(params: Mapping[str, Any]) -> RunConfig:
+    """Chapter 3's bilingual base run: chapter 1's recipe (`bivariate.base_config`) at chapter 3's width and
+    budget, evaluated on chapter 1's schedule, so that its EncDec runs are chapter 1's runs where they
+    match."""
+    keys = ["d_model", "d_ff", "n_heads", "vocab_size", "max_train_pairs", "steps", "max_tokens"]
+    keys += ["warmup_steps", "optimizer", "lr", "seed", "final_fraction"]
+    return bivariate.base_config(
+        {**{key: params[key] for key in keys}, "eval_points": params["encdec_eval_points"]}
+    )
+
+
+def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
+    """The test sets of chapter 1 (`bivariate.TEST_SETS`) the corpus has for each language pair."""
+    return {
+        pair: [name for name in bivariate.TEST_SETS if name in corpus.test_set_names(*pair.split("-"))]
+        for pair in pairs
+    }
+
+
+def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
+    """Chapter 3's bilingual runs: every variant of ``params["variants"]`` at its sizes on each pair (language
+    models evaluated ``eval_points`` times), and the EncDec sizes ``noise_sizes`` with every seed of
+    ``noise_seeds``, whose spread is the seed noise."""
+    base = chapter_base(params)
+    interval = params["steps"] // params["eval_points"]
+    lm_schedule = {"train.checkpoint_interval": interval, "eval.interval": interval}
+    test_sets = pair_test_sets(params["pairs"])
+    plan, noise_plan = [], []
+    for pair in params["pairs"]:
+        pair_base = override(base, {"data.directions": [pair], "data.test_sets": test_sets[pair]})
+        for variant, sizes in params["variants"].items():
+            variant_base = pair_base if variant == "encdec" else override(pair_base, lm_schedule)
+            plan += architecture_plan(variant_base, sizes, [variant], group=pair)
+        noise_plan += [
+            PlannedModel(
+                "encdec",
+                size,
+                pair,
+                override(pair_base, {"model.enc_layers": size, "model.dec_layers": size, "train.seed": s}),
+            )
+            for size in params["noise_sizes"]
+            for s in params["noise_seeds"]
+        ]
+    return plan, noise_plan
+
+
+def multilingual_base(params: Mapping[str, Any]) -> RunConfig:
+    """The many-to-many base run (Zhang Sec. 6): chapter 3's model on the ``ml_directions``, evaluated on the
+    zero-shot ``ml_eval_directions``, with its own vocabulary, sampling temperature and budget, translating
+    greedily at the end."""
+    interval = params["ml_steps"] // params["eval_points"]
+    return override(
+        chapter_base(params),
+        {
+            "data.directions": params["ml_directions"],
+            "data.eval_directions": params["ml_eval_directions"],
+            "data.test_sets": params["ml_test_sets"],
+            "data.max_test_pairs": params["ml_max_test_pairs"],
+            "data.max_train_pairs": params["ml_max_train_pairs"],
+            "data.vocab_size": params["ml_vocab_size"],
+            "data.character_coverage": params["ml_character_coverage"],
+            "data.byte_fallback": params["ml_byte_fallback"],
+            "data.temperature": params["ml_temperature"],
+            "train.steps": params["ml_steps"],
+            "train.checkpoint_interval": interval,
+            "eval.interval": interval,
+            "eval.decode": "greedy",
+            "eval.max_decode_sentences": params["ml_decode_sentences"],
+        },
+    )
+
+
+def multilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
+    """The many-to-many runs of ``ml_variants`` and the transfer runs: De->En at a ``transfer_de_share`` of
+    the updates beside X->En for each of ``transfer_helpers``, every variant of ``transfer_variants``."""
+    ml_base = multilingual_base(params)
+    many = [
+        p
+        for variant, sizes in params["ml_variants"].items()
+        for p in architecture_plan(ml_base, sizes, [variant], "many-to-many")
+    ]
+    transfer = []
+    share = params["transfer_de_share"]
+    for helper in params["transfer_helpers"]:
+        helper_base = override(
+            ml_base,
+            {
+                "data.directions": ["de-en", f"{helper}-en"],
+                "data.eval_directions": [],
+                "data.test_sets": ["l10n"],
+                "data.temperature": None,
+                "data.weights": [share, 1 - share],
+                "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *params["transfer_helpers"]]],
+            },
+        )
+        for variant, sizes in params["transfer_variants"].items():
+            transfer += architecture_plan(helper_base, sizes, [variant], f"De + {helper.capitalize()}")
+    return many, transfer
+
+
+def encdec_gaps(table: pd.DataFrame) -> pd.DataFrame:
+    """Each language model's final loss minus that of the EncDec it is matched to (same group, size and test
+    set): one row per group, variant and test set, a column per size; above 0, the LM is behind."""
+    encdec_loss = table[table["variant"] == "EncDec"].set_index(["group", "size", "test_set"])["loss"]
+    gaps = table[table["variant"] != "EncDec"].copy()
+    matched = list(zip(gaps["group"], gaps["size"], gaps["test_set"], strict=True))
+    gaps["gap"] = gaps["loss"].to_numpy() - encdec_loss.reindex(matched).to_numpy()
+    return gaps.pivot_table(index=["group", "variant", "test_set"], columns="size", values="gap")
+
+
+def compute_table(
+    plan: Sequence[PlannedModel],
+    summaries: Sequence[RunSummary],
+    table: pd.DataFrame,
+    translations: pd.DataFrame,
+    group: str,
+) -> tuple[pd.DataFrame, tuple[int, int]]:
+    """The cost of every model of one `group` (a language pair, Zhang Sec. 4.3): `flops_table` at the mean
+    source and target lengths of the pair's training text in its runs' vocabulary, beside the measured
+    training speed (`table`'s tokens_per_s) and greedy decoding speed (`translations`). Returns the table and
+    the (source, target) lengths, target with its EOS."""
+    members = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.group == group]
+    tokenizer = runs.tokenizer(members[0][1])
+    train_pairs = corpus.load_pairs(*group.split("-"), "train")
+    src_len = round(np.mean([len(ids) for ids in tokenizer.encode([s for s, _ in train_pairs])]))
+    tgt_len = round(np.mean([len(ids) + 1 for ids in tokenizer.encode([t for _, t in train_pairs])]))
+    flops = flops_table([p for p, _ in members], tokenizer.vocab_size, src_len, tgt_len)
+    speed = table[table["group"] == group].drop_duplicates("run_id")[["variant", "size", "tokens_per_s"]]
+    decoded = translations[translations["group"] == group].groupby(["variant", "size"])
+    decoded = decoded[["target_tokens", "seconds"]].sum()
+    decode_speed = (decoded["target_tokens"] / decoded["seconds"]).rename("decode_tokens_per_s")
+    compute = flops.merge(speed, on=["variant", "size"]).merge(
+        decode_speed.reset_index(), on=["variant", "size"]
+    )
+    return compute, (src_len, tgt_len)
+
+
+def flops_charts(compute: pd.DataFrame) -> list[alt.LayerChart]:
+    """Training and inference FLOPs per target token (`compute_table`) against N, one chart each."""
+    points = compute.melt(
+        id_vars=["variant", "size", "N"],
+        value_vars=["train_flops_per_token", "inference_flops_per_token"],
+        var_name="kind",
+        value_name="flops",
+    )
+    return metric_charts(
+        points,
+        "kind",
+        "flops",
+        lambda kind: kind.replace("_", " "),
+        "FLOPs per target token",
+        tooltip=("size",),
+    )
 
 
 def flops_table(plan: Sequence[PlannedModel], vocab_size: int, src_len: int, tgt_len: int) -> pd.DataFrame:

@@ -118,9 +118,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from nmtscale import book, charts, corpus, runs
+from nmtscale import book, charts, runs
 from nmtscale.config import override
-from nmtscale.engine import metrics
 from nmtscale.studies import bivariate, claims, composition, sweeps
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
@@ -233,21 +232,9 @@ decoding = {
     "eval.length_penalty": length_penalty,
     "eval.max_decode_sentences": max_decode_sentences,
 }
-teacher_interval = teacher_steps // chapter1["eval_points"]
-teacher_configs = {
-    name: override(
-        composition.width_config(base, spec["width"]),
-        {
-            "data.directions": [composition.KINDS[spec["kind"]][0]],
-            "train.steps": teacher_steps,
-            "train.checkpoint_interval": teacher_interval,
-            "eval.interval": teacher_interval,
-            "eval.decode_interval": teacher_interval,
-        }
-        | decoding,
-    )
-    for name, spec in teachers.items()
-}
+teacher_configs = composition.teacher_configs(
+    base, teachers, teacher_steps, chapter1["eval_points"], decoding
+)
 # Part C's models, chapter 1's depth-scaled family decoded at every evaluation: planned here so that one sweep
 # trains them with the teachers.
 decode_every_evaluation = decoding | {"eval.decode_interval": interval}
@@ -258,20 +245,7 @@ print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-sc
 trained = runs.sweep(configs, workers, threads_per_run, engine=engine)
 teacher_summaries = dict(zip(teacher_configs, trained[: len(teacher_configs)], strict=True))
 quality_summaries = trained[len(teacher_configs) :]
-pd.DataFrame(
-    [
-        {
-            "teacher": name,
-            "direction": s.config["data"]["directions"][0],
-            "width": teachers[name]["width"],
-            "params_non_embedding": s.n_params_non_embedding,
-            "wall_time_s": round(s.wall_time_s),
-            **{k.split("/")[1]: s.final_loss[k] for k in s.final_loss},
-            **{f"BLEU {k.split('/')[1]}": s.translation[k]["bleu"] for k in s.translation},
-        }
-        for name, s in teacher_summaries.items()
-    ]
-)
+composition.teacher_table(teachers, teacher_summaries)
 
 # %% [markdown]
 # ### The synthetic sets
@@ -285,25 +259,10 @@ requests = [(name, spec["kind"], teacher_summaries[name]) for name, spec in teac
 t0 = time.perf_counter()
 sets = composition.synthetic_sets(requests, mono_train, mono_heldout, cache / "synthetic", workers)
 print(f"synthetic sets ready in {time.perf_counter() - t0:.0f} s")
-display(
-    pd.DataFrame(
-        [
-            {k: getattr(s, k) for k in ("name", "kind", "teacher", "train_pairs", "heldout_pairs", "dropped")}
-            for s in sets
-        ]
-    )
-)
+overview, samples = composition.synthetic_overview(sets)
+display(overview)
 with pd.option_context("display.max_colwidth", 80):
-    display(
-        pd.concat(
-            [
-                pd.read_csv(s.heldout_path, sep="\t", names=["English", "German"], nrows=3, quoting=3).assign(
-                    set=s.name
-                )
-                for s in sets
-            ]
-        )
-    )
+    display(samples)
 
 # %% [markdown]
 # ### Students
@@ -368,33 +327,8 @@ best.pivot_table(index="series", columns="test_set", values="best_width")
 # time spent in its training loop, evaluations and translations included.
 
 # %%
-run_rows = (
-    [("teacher", name, s, teacher_configs[name]) for name, s in teacher_summaries.items()]
-    + [
-        ("decoded depth-scaled", f"{p.direction} {p.label}", s, p.config)
-        for p, s in zip(quality_plan, quality_summaries, strict=True)
-    ]
-    + [
-        ("student", f"{st_.series} w{st_.width}", s, st_.config)
-        for st_, s in zip(students, student_summaries, strict=True)
-    ]
-)
-run_table = pd.DataFrame(
-    [
-        {
-            "role": role,
-            "name": name,
-            "run_id": s.run_id,
-            "direction": cfg.data.directions[0],
-            "d_model": cfg.model.d_model,
-            "layers": f"{cfg.model.enc_layers}L-{cfg.model.dec_layers}L",
-            "N": s.n_params_non_embedding,
-            "steps": s.steps,
-            "tokens": sum(s.tokens_seen.values()),
-            "wall_time_s": round(s.wall_time_s),
-        }
-        for role, name, s, cfg in run_rows
-    ]
+run_table = composition.run_overview(
+    teacher_configs, teacher_summaries, quality_plan, quality_summaries, students, student_summaries
 )
 print(
     f"{len(run_table)} runs, {run_table['wall_time_s'].sum() / 60:.1f} worker-minutes in their training "
@@ -410,27 +344,9 @@ run_table
 # beam search. BLEU and chrF come from sacrebleu with these signatures:
 
 # %%
-meta = [
-    {"direction": p.direction, "approach": p.approach, "model": p.label, "N": None} for p in quality_plan
-] + [
-    {"direction": s.config["data"]["directions"][0], "approach": "teacher (width)", "model": name, "N": None}
-    for name, s in teacher_summaries.items()
-]
-decoded = quality_summaries + list(teacher_summaries.values())
-for info, s in zip(meta, decoded, strict=True):
-    info["N"] = s.n_params_non_embedding
+meta, decoded = composition.decoded_models(quality_plan, quality_summaries, teacher_summaries)
 points = composition.quality_points(meta, decoded)
-student_meta = [
-    {"direction": composition.STUDENT_DIRECTION, "approach": f"student ({x.series})", "model": f"w{x.width}"}
-    | {"series": x.series, "width": x.width, "N": s.n_params_non_embedding}
-    for x, s in zip(students, student_summaries, strict=True)
-]
-# Students have their own vocabularies: their loss in nats per character (part B) is the comparable one.
-student_points = composition.quality_points(student_meta, student_summaries).merge(
-    st.assign(per_character=st["loss"] / st["loss_per_token"])[["run_id", "test_set", "per_character"]],
-    on=["run_id", "test_set"],
-)
-student_points["loss"] *= student_points.pop("per_character")
+student_points = composition.student_points(students, student_summaries, st)
 every_point = pd.concat([points, student_points])
 for column in ("bleu_signature", "chrf_signature"):
     print(", ".join(sorted(every_point[column].unique())))
@@ -538,27 +454,7 @@ chrf_equal_loss
 # training.
 
 # %%
-quality_rows = []
-for info, s in zip(meta, decoded, strict=True):
-    direction = info["direction"]
-    for test_set in TEST_SETS:
-        sources, hyps, refs = composition.final_translations(
-            s, direction, test_set, max_decode_sentences, beam_size, length_penalty
-        )
-        key = f"{direction}/{test_set}"
-        quality_rows.append(
-            info
-            | {
-                "test_set": test_set,
-                "originality": corpus.originality(test_set, *direction.split("-")),
-                "loss": s.final_loss[key],
-                "bleu_recorded": s.translation[key]["bleu"],
-                "bleu": metrics.bleu(hyps, refs, direction.split("-")[1]).score,
-                "chrf": metrics.chrf(hyps, refs).score,
-                "embedding_similarity": float(composition.embedding_similarity(hyps, refs).mean()),
-            }
-        )
-quality = pd.DataFrame(quality_rows)
+quality = composition.final_quality(meta, decoded, TEST_SETS, max_decode_sentences, beam_size, length_penalty)
 redecoded_gap = (quality["bleu"] - quality["bleu_recorded"]).abs().max()
 print(f"largest |BLEU re-decoded - BLEU recorded|: {redecoded_gap:.3f}")
 quality
@@ -572,30 +468,7 @@ quality
 # not begun to translate, whatever its score; the verdicts on BLEU use this chance level.
 
 # %%
-copy_rows = []
-for direction in directions:
-    src_lang, tgt_lang = direction.split("-")
-    for test_set in TEST_SETS:
-        pairs = corpus.load_test_set(test_set, src_lang, tgt_lang)[:max_decode_sentences]
-        sources, refs = [a for a, _ in pairs], [b for _, b in pairs]
-        copy_rows.append(
-            {
-                "direction": direction,
-                "test_set": test_set,
-                "copy_bleu": metrics.bleu(sources, refs, tgt_lang).score,
-                "copy_chrf": metrics.chrf(sources, refs).score,
-                "copy_similarity": float(composition.embedding_similarity(sources, refs).mean()),
-                "unrelated_bleu": metrics.bleu(composition.unrelated(refs), refs, tgt_lang).score,
-                "unrelated_chrf": metrics.chrf(composition.unrelated(refs), refs).score,
-                "unrelated_similarity": float(
-                    composition.embedding_similarity(composition.unrelated(refs), refs).mean()
-                ),
-                "best_model_similarity": quality[
-                    (quality["direction"] == direction) & (quality["test_set"] == test_set)
-                ]["embedding_similarity"].max(),
-            }
-        )
-copy_baseline = pd.DataFrame(copy_rows)
+copy_baseline = composition.copy_baselines(directions, TEST_SETS, max_decode_sentences, quality)
 copy_baseline
 
 # %%

@@ -3,12 +3,14 @@ builder it reuses (nmtscale.studies.bivariate.base_config / chapter_plan)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from toy import summary_for
 
 from nmtscale import corpus, laws, runs
 from nmtscale.engine.tokenizer import train_tokenizer
@@ -220,6 +222,36 @@ def test_decoded_plan_trains_each_model_once_with_only_the_decoding_keys_changed
         )
         assert run.config.model == original.model and run.config.train == original.train
         assert run.config.data == original.data and config_hash(run.config) != config_hash(original)
+
+
+def test_teachers_decoded_models_and_the_run_overview_come_from_the_plans():
+    base = bivariate.base_config(CHAPTER1_CPU)
+    teachers = {"ft w32": {"kind": "forward", "width": 32}, "bt w16": {"kind": "back", "width": 16}}
+    decoding = {"eval.decode": "beam", "eval.beam_size": 2}
+    configs = composition.teacher_configs(base, teachers, steps=400, eval_points=4, decoding=decoding)
+    assert configs["ft w32"].data.directions == ["en-de"] and configs["bt w16"].data.directions == ["de-en"]
+    assert (configs["ft w32"].model.d_model, configs["ft w32"].eval.decode_interval) == (32, 100)
+    assert configs["bt w16"].eval.beam_size == 2 and configs["bt w16"].train.steps == 400
+    plan = composition.decoded_plan(bivariate.chapter_plan(CHAPTER1_CPU), decoding)[:2]
+    quality = [summary_for(p, {"l10n": 3.0}) for p in plan]
+    teacher_runs = {}
+    for name, cfg in configs.items():
+        direction = cfg.data.directions[0]
+        planned = SimpleNamespace(direction=direction, config=cfg)
+        teacher_runs[name] = dataclasses.replace(
+            summary_for(planned, {"l10n": 2.5}),
+            config={"data": {"directions": [direction]}},
+            translation={f"{direction}/l10n": {"bleu": 7.5}},
+        )
+    table = composition.teacher_table(teachers, teacher_runs)
+    assert list(table["teacher"]) == list(teachers) and list(table["BLEU l10n"]) == [7.5, 7.5]
+    meta, decoded = composition.decoded_models(plan, quality, teacher_runs)
+    assert [m["approach"] for m in meta] == [p.approach for p in plan] + ["teacher (width)"] * 2
+    assert [m["model"] for m in meta[-2:]] == list(teachers) and decoded[-1] is teacher_runs["bt w16"]
+    students = [composition.Student("natural", 16, base)]
+    overview = composition.run_overview(configs, teacher_runs, plan, quality, students, quality[:1])
+    assert list(overview["role"]) == ["teacher"] * 2 + ["decoded depth-scaled"] * 2 + ["student"]
+    assert overview["name"].iloc[-1] == "natural w16" and overview["d_model"].iloc[0] == 32
 
 
 def test_synthetic_set_needs_a_finished_teacher(tmp_path):

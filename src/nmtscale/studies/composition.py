@@ -34,6 +34,7 @@ import statsmodels.api as sm
 
 from nmtscale import charts, corpus, pool, runs
 from nmtscale.config import RunConfig, override
+from nmtscale.engine import metrics
 from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError
@@ -221,6 +222,53 @@ class SyntheticSet:
     dropped: int  # sentences whose translation came out empty
 
 
+def teacher_configs(
+    base: RunConfig,
+    teachers: Mapping[str, Mapping[str, Any]],
+    steps: int,
+    eval_points: int,
+    decoding: Mapping[str, Any],
+) -> dict[str, RunConfig]:
+    """The teacher of every entry of `teachers` (name -> {kind, width}): `base` at the teacher's width on its
+    kind's direction (`KINDS`), trained `steps` updates and translating the test sets with `decoding` (the
+    `eval.*` keys) at each of its `eval_points` evaluations."""
+    interval = steps // eval_points
+    return {
+        name: override(
+            width_config(base, spec["width"]),
+            {
+                "data.directions": [KINDS[spec["kind"]][0]],
+                "train.steps": steps,
+                "train.checkpoint_interval": interval,
+                "eval.interval": interval,
+                "eval.decode_interval": interval,
+            }
+            | dict(decoding),
+        )
+        for name, spec in teachers.items()
+    }
+
+
+def teacher_table(
+    teachers: Mapping[str, Mapping[str, Any]], summaries: Mapping[str, RunSummary]
+) -> pd.DataFrame:
+    """One row per teacher: its direction, width, size, training time, final loss and BLEU per test set."""
+    return pd.DataFrame(
+        [
+            {
+                "teacher": name,
+                "direction": s.config["data"]["directions"][0],
+                "width": teachers[name]["width"],
+                "params_non_embedding": s.n_params_non_embedding,
+                "wall_time_s": round(s.wall_time_s),
+                **{k.split("/")[1]: s.final_loss[k] for k in s.final_loss},
+                **{f"BLEU {k.split('/')[1]}": s.translation[k]["bleu"] for k in s.translation},
+            }
+            for name, s in summaries.items()
+        ]
+    )
+
+
 def synthetic_set(
     name: str, kind: str, teacher: RunSummary, n_train: int, n_heldout: int, root: Path
 ) -> SyntheticSet:
@@ -273,6 +321,22 @@ def synthetic_sets(
     processes with one torch thread each (as the training sweep runs)."""
     arguments = [(name, kind, teacher, n_train, n_heldout, Path(root)) for name, kind, teacher in requests]
     return pool.parallel_map(synthetic_set, arguments, workers)
+
+
+def synthetic_overview(sets: Sequence[SyntheticSet], examples: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two tables of `synthetic_sets`: one row per set (name, kind, teacher, pairs kept for training and held
+    out, pairs dropped), and the first `examples` held-out pairs of each set, English beside German."""
+    fields = ("name", "kind", "teacher", "train_pairs", "heldout_pairs", "dropped")
+    overview = pd.DataFrame([{k: getattr(x, k) for k in fields} for x in sets])
+    samples = pd.concat(
+        [
+            pd.read_csv(
+                x.heldout_path, sep="\t", names=["English", "German"], nrows=examples, quoting=3
+            ).assign(set=x.name)
+            for x in sets
+        ]
+    )
+    return overview, samples
 
 
 def mono_sample(lang: str, n: int) -> list[str]:
@@ -432,6 +496,144 @@ def quality_points(meta: Sequence[Mapping], summaries: Sequence[RunSummary]) -> 
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def decoded_models(
+    quality_plan: Sequence[PlannedRun],
+    quality_summaries: Sequence[RunSummary],
+    teacher_summaries: Mapping[str, RunSummary],
+) -> tuple[list[dict[str, Any]], list[RunSummary]]:
+    """The models part C reads translations from, as (`quality_points`' meta, summaries): chapter 1's decoded
+    depth-scaled models, then the teachers (approach 'teacher (width)')."""
+    meta = [{"direction": p.direction, "approach": p.approach, "model": p.label} for p in quality_plan]
+    meta += [
+        {"direction": s.config["data"]["directions"][0], "approach": "teacher (width)", "model": name}
+        for name, s in teacher_summaries.items()
+    ]
+    decoded = [*quality_summaries, *teacher_summaries.values()]
+    return [info | {"N": s.n_params_non_embedding} for info, s in zip(meta, decoded, strict=True)], decoded
+
+
+def student_points(
+    students: Sequence[Student], summaries: Sequence[RunSummary], student_losses: pd.DataFrame
+) -> pd.DataFrame:
+    """`quality_points` of the students, their loss in nats per character (`student_table`'s
+    loss / loss_per_token), so that students of different vocabularies compare."""
+    meta = [
+        {"direction": STUDENT_DIRECTION, "approach": f"student ({x.series})", "model": f"w{x.width}"}
+        | {"series": x.series, "width": x.width, "N": s.n_params_non_embedding}
+        for x, s in zip(students, summaries, strict=True)
+    ]
+    per_character = student_losses.assign(
+        per_character=student_losses["loss"] / student_losses["loss_per_token"]
+    )
+    points = quality_points(meta, summaries).merge(
+        per_character[["run_id", "test_set", "per_character"]], on=["run_id", "test_set"]
+    )
+    points["loss"] *= points.pop("per_character")
+    return points
+
+
+def final_quality(
+    meta: Sequence[Mapping[str, Any]],
+    summaries: Sequence[RunSummary],
+    test_sets: Sequence[str],
+    n: int,
+    beam_size: int,
+    length_penalty: float,
+) -> pd.DataFrame:
+    """The final model of every decoded run translated again (`final_translations`, the first `n` sentences of
+    each test set): its loss, the BLEU recorded in training beside the BLEU and chrF of this decoding, and the
+    mean embedding similarity to the references (`embedding_similarity`), with the run's `meta` columns."""
+    rows = []
+    for info, s in zip(meta, summaries, strict=True):
+        direction = info["direction"]
+        for test_set in test_sets:
+            _, hyps, refs = final_translations(s, direction, test_set, n, beam_size, length_penalty)
+            key = f"{direction}/{test_set}"
+            rows.append(
+                dict(info)
+                | {
+                    "test_set": test_set,
+                    "originality": corpus.originality(test_set, *direction.split("-")),
+                    "loss": s.final_loss[key],
+                    "bleu_recorded": s.translation[key]["bleu"],
+                    "bleu": metrics.bleu(hyps, refs, direction.split("-")[1]).score,
+                    "chrf": metrics.chrf(hyps, refs).score,
+                    "embedding_similarity": float(embedding_similarity(hyps, refs).mean()),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def copy_baselines(
+    directions: Sequence[str], test_sets: Sequence[str], n: int, quality: pd.DataFrame
+) -> pd.DataFrame:
+    """What the metrics give without a model, per direction and test set (first `n` sentences): the source
+    copied as the translation, and an unrelated reference (`unrelated`), beside the best final model's
+    embedding similarity (`final_quality`)."""
+    rows = []
+    for direction in directions:
+        src_lang, tgt_lang = direction.split("-")
+        for test_set in test_sets:
+            pairs = corpus.load_test_set(test_set, src_lang, tgt_lang)[:n]
+            sources, refs = [a for a, _ in pairs], [b for _, b in pairs]
+            shuffled = unrelated(refs)
+            best = quality[(quality["direction"] == direction) & (quality["test_set"] == test_set)]
+            rows.append(
+                {
+                    "direction": direction,
+                    "test_set": test_set,
+                    "copy_bleu": metrics.bleu(sources, refs, tgt_lang).score,
+                    "copy_chrf": metrics.chrf(sources, refs).score,
+                    "copy_similarity": float(embedding_similarity(sources, refs).mean()),
+                    "unrelated_bleu": metrics.bleu(shuffled, refs, tgt_lang).score,
+                    "unrelated_chrf": metrics.chrf(shuffled, refs).score,
+                    "unrelated_similarity": float(embedding_similarity(shuffled, refs).mean()),
+                    "best_model_similarity": best["embedding_similarity"].max(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def run_overview(
+    teacher_configs: Mapping[str, RunConfig],
+    teacher_summaries: Mapping[str, RunSummary],
+    quality_plan: Sequence[PlannedRun],
+    quality_summaries: Sequence[RunSummary],
+    students: Sequence[Student],
+    student_summaries: Sequence[RunSummary],
+) -> pd.DataFrame:
+    """One row per run of parts B and C: its role (teacher, decoded depth-scaled, student), name, id,
+    direction, width, depths, size, updates, tokens and training time."""
+    rows = (
+        [("teacher", name, s, teacher_configs[name]) for name, s in teacher_summaries.items()]
+        + [
+            ("decoded depth-scaled", f"{p.direction} {p.label}", s, p.config)
+            for p, s in zip(quality_plan, quality_summaries, strict=True)
+        ]
+        + [
+            (("student", f"{x.series} w{x.width}", s, x.config))
+            for x, s in zip(students, student_summaries, strict=True)
+        ]
+    )
+    return pd.DataFrame(
+        [
+            {
+                "role": role,
+                "name": name,
+                "run_id": s.run_id,
+                "direction": cfg.data.directions[0],
+                "d_model": cfg.model.d_model,
+                "layers": f"{cfg.model.enc_layers}L-{cfg.model.dec_layers}L",
+                "N": s.n_params_non_embedding,
+                "steps": s.steps,
+                "tokens": sum(s.tokens_seen.values()),
+                "wall_time_s": round(s.wall_time_s),
+            }
+            for role, name, s, cfg in rows
+        ]
+    )
 
 
 def bleu_fits(

@@ -211,11 +211,12 @@ def test_exponent_undetermined_names_a_bound_a_wide_or_missing_interval_and_few_
 
 
 def gate_table(
-    decoder_gain: float, encoder_gain: float, steps: int = 4000, rise: float = 0.0
+    decoder_gain: float, encoder_gain: float, steps: int = 4000, rise: float = 0.0, depths=(1, 6)
 ) -> pd.DataFrame:
-    """Rows like `sweeps.run_table`'s: 2L-2L baseline, encoder and decoder families, where each extra layer of
-    the decoder (encoder) lowers the loss by `decoder_gain` (`encoder_gain`) nats, on one test set."""
-    models = [("baseline", 2, 2)] + [("encoder", e, 2) for e in (1, 6)] + [("decoder", 2, d) for d in (1, 6)]
+    """Rows like `sweeps.run_table`'s: 2L-2L baseline, encoder and decoder families of `depths`, where each
+    extra layer of the decoder (encoder) lowers the loss by `decoder_gain` (`encoder_gain`) nats, on one test
+    set."""
+    models = [("baseline", 2, 2)] + [("encoder", e, 2) for e in depths] + [("decoder", 2, d) for d in depths]
     return pd.DataFrame(
         [
             {
@@ -236,6 +237,19 @@ def gate_table(
             for approach, enc, dec in models
         ]
     )
+
+
+def test_scale_gates_measure_the_sizes_at_the_budget_the_claims_are_judged_at():
+    spread = pd.DataFrame({"direction": ["en-de"], "test_set": ["l10n"], "std": [0.01]})
+    table = gate_table(decoder_gain=0.05, encoder_gain=0.001)
+    judged = gate_table(decoder_gain=0.05, encoder_gain=0.001, steps=32000, depths=(1, 3, 4, 6))
+    gates = {g.gate: g for g in bivariate.scale_gates(table, spread, judged)}
+    span = gates["N span at 32,000 updates, en-de decoder family (max / min)"]
+    assert span.measured == pytest.approx((2 * NE_LAYER + 6 * ND_LAYER) / (2 * NE_LAYER + ND_LAYER))
+    assert not gates["models with >= 3 seeds at 32,000 updates"].passed
+    headline = bivariate.headline_numbers(list(gates.values()))
+    assert headline["judged_decoder_span"] == pytest.approx(span.measured)
+    assert math.isnan(bivariate.headline_numbers(bivariate.scale_gates(table, spread))["judged_encoder_span"])
 
 
 def test_scale_gates_measure_effects_in_seed_std_and_the_budget_stability():

@@ -72,6 +72,8 @@ def test_narrower_models_extend_the_family_that_shares_their_other_side():
     model = narrow[0].config.model
     assert (model.d_model, model.d_ff, model.n_heads, model.enc_layers, model.dec_layers) == (8, 16, 2, 1, 2)
     assert len({config_hash(r.config) for r in runs}) == len(runs)  # not the 16-wide 1L-2L's run
+    as_json = plan(narrower={"8": [[1, 2], [2, 1]]})  # a chapter's parameters arrive through JSON
+    assert [config_hash(r.config) for r in as_json] == [config_hash(r.config) for r in runs]
     table = run_table(narrow, [summary_for(r, {"l10n": 3.0, "ding": 3.5}) for r in narrow])
     assert set(table["d_model"]) == {8} and set(table["model"]) == {"1L-2L w8", "2L-1L w8"}
 

@@ -537,7 +537,7 @@ def seed_std(spread: pd.DataFrame, direction: str, test_set: str) -> float:
     return float(same_set.mean()) if len(same_set) else 0.0
 
 
-def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 150):
+def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 140):
     """The fitted law `law` ("Eq. 1" or "Eq. 2") of one test set over its runs, drawn along each scaling
     family (Ghorbani Fig. 1, 2, 12, 13). Eq. 2 gets a band of +-2 `noise` (the seed std: Fig. 13's
     convention); `reducible` plots L - L_inf instead of L. The title gives R^2 of the plotted loss."""
@@ -693,7 +693,7 @@ def learning_curves_chart(curves: pd.DataFrame, test_set: str) -> alt.HConcatCha
                 color=alt.Color("model:N"),
                 tooltip=["model", "approach", "step", alt.Tooltip("loss:Q", format=".4f")],
             )
-            .properties(width=300, height=260)
+            .properties(width=280, height=260)  # the legend names up to 20 models
             for direction in dict.fromkeys(curves["direction"])
         ]
     )

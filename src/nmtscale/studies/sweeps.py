@@ -122,7 +122,9 @@ def _narrower_runs(
 ) -> list[PlannedRun]:
     """`depth_scaling_plan`'s narrower models, first seed only."""
     planned = []
-    for width, models in narrower.items():
+    for key, models in narrower.items():
+        # papermill passes a chapter's parameters as JSON, whose object keys are strings
+        width = int(key) if isinstance(key, str) and key.isdigit() else key
         if not isinstance(width, int) or not 0 < width < base.model.d_model or width % base.model.n_heads:
             raise ValueError(
                 f"narrower widths must be multiples of n_heads ({base.model.n_heads}) below d_model "

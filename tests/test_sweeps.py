@@ -85,6 +85,7 @@ def test_narrower_models_extend_the_family_that_shares_their_other_side():
         ({"narrower": {7: [[1, 2]]}}, "multiples of n_heads"),
         ({"narrower": {8: [[2, 2]]}}, r"\[2, 2\] at width 8 must share exactly one depth"),
         ({"narrower": {8: [[1, 1]]}}, "must share exactly one depth"),
+        ({"narrower": {8: [[1]]}}, r"narrower model \[1\] at width 8: expected \[encoder layers"),
         ({"baseline": (0, 2)}, "baseline must be"),
         ({"encoder_depths": [0, 2]}, "encoder_depths must all be >= 1"),
         ({"repeated": [[5, 5]]}, r"repeated models \[\[5, 5\]\] are not in the plan"),

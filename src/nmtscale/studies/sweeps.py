@@ -131,6 +131,11 @@ def _narrower_runs(
                 f"({base.model.d_model}), not {width!r}"
             )
         for depths in models:
+            if len(depths) != 2 or min(depths) < 1:
+                raise ValueError(
+                    f"narrower model {list(depths)} at width {width}: expected [encoder layers, decoder "
+                    "layers], both >= 1"
+                )
             enc, dec = depths
             if (enc == baseline[0]) == (dec == baseline[1]):
                 raise ValueError(

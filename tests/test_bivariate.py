@@ -141,6 +141,11 @@ def test_narrower_models_join_the_fit_but_not_the_depth_effect_or_the_family_cur
     encoder = bivariate.fitted_curves(a, n_points=10).query("approach == 'encoder'")
     assert encoder["Ne"].min() == pytest.approx(NE_LAYER)  # the curve holds Nd at the baseline's
     assert "encoder, narrower" in bivariate.law_chart(a, "Eq. 2").to_json()  # its own series, off the curves
+    residuals = bivariate.narrower_residuals([a])
+    assert (
+        list(residuals["model"]) == ["1L-2L w32"] and abs(residuals["residual"].iloc[0]) < 0.02
+    )  # on the law
+    assert bivariate.narrower_residuals(bivariate.analyse_all(table, n_bootstrap=2)).empty
 
 
 def test_claims_are_computed_from_the_numbers():

@@ -583,6 +583,22 @@ def chart_grid(analyses: Sequence[Analysis], make_chart) -> alt.VConcatChart:
     )
 
 
+def narrower_residuals(analyses: Sequence[Analysis]) -> pd.DataFrame:
+    """How far each narrower model's loss lies from Eq. 2 fitted with it (measured minus fitted, nats; above
+    0: worse than the law): one row per model and test set, empty without narrower models."""
+    frames = []
+    for a in analyses:
+        points = a.fit_points[a.fit_points["d_model"] < a.fit_points["d_model"].max()]
+        if len(points):
+            fitted = a.bivariate.predict(points[["Ne", "Nd"]])
+            frames.append(
+                points[["model", "d_model", "N"]].assign(
+                    test_set=a.test_set, residual=points["loss"] - fitted
+                )
+            )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "residual"])
+
+
 def held_out_predictions(analyses: Sequence[Analysis]) -> pd.DataFrame:
     """The held-out symmetric models with Eq. 2's prediction (`predicted`) beside their loss, `series` naming
     the direction and test set (Ghorbani Fig. 3, 14); empty without held-out runs."""

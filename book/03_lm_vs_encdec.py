@@ -131,13 +131,13 @@ from IPython.display import Markdown, display
 
 from nmtscale import book, charts, corpus, runs
 from nmtscale.studies import architectures as arch
-from nmtscale.studies import claims
+from nmtscale.studies import bivariate, claims
 
 runs.use_stores(runs_dir, results_dir)  # recorded runs are read, missing ones trained and recorded
 
 charts.enable_book_renderer()
 book.show_tables_for_readers()
-TEST_SETS = ["l10n", "story", "ding"]
+TEST_SETS = bivariate.TEST_SETS
 SOURCE_ORIGINAL, TARGET_ORIGINAL = ["l10n", "story"], ["ding"]
 started = time.perf_counter()
 

@@ -550,6 +550,7 @@ def final_quality(
         direction = info["direction"]
         for test_set in test_sets:
             _, hyps, refs = final_translations(s, direction, test_set, n, beam_size, length_penalty)
+            bleu, chrf, similarity = translation_scores(hyps, refs, direction.split("-")[1])
             key = f"{direction}/{test_set}"
             rows.append(
                 dict(info)
@@ -558,12 +559,24 @@ def final_quality(
                     "originality": corpus.originality(test_set, *direction.split("-")),
                     "loss": s.final_loss[key],
                     "bleu_recorded": s.translation[key]["bleu"],
-                    "bleu": metrics.bleu(hyps, refs, direction.split("-")[1]).score,
-                    "chrf": metrics.chrf(hyps, refs).score,
-                    "embedding_similarity": float(embedding_similarity(hyps, refs).mean()),
+                    "bleu": bleu,
+                    "chrf": chrf,
+                    "embedding_similarity": similarity,
                 }
             )
     return pd.DataFrame(rows)
+
+
+def translation_scores(
+    hypotheses: Sequence[str], references: Sequence[str], target_lang: str
+) -> tuple[float, float, float]:
+    """BLEU, chrF and the mean embedding similarity (`embedding_similarity`) of `hypotheses` against
+    `references` in `target_lang`."""
+    return (
+        metrics.bleu(hypotheses, references, target_lang).score,
+        metrics.chrf(hypotheses, references).score,
+        float(embedding_similarity(hypotheses, references).mean()),
+    )
 
 
 def copy_baselines(
@@ -578,21 +591,15 @@ def copy_baselines(
         for test_set in test_sets:
             pairs = corpus.load_test_set(test_set, src_lang, tgt_lang)[:n]
             sources, refs = [a for a, _ in pairs], [b for _, b in pairs]
-            shuffled = unrelated(refs)
             best = quality[(quality["direction"] == direction) & (quality["test_set"] == test_set)]
-            rows.append(
-                {
-                    "direction": direction,
-                    "test_set": test_set,
-                    "copy_bleu": metrics.bleu(sources, refs, tgt_lang).score,
-                    "copy_chrf": metrics.chrf(sources, refs).score,
-                    "copy_similarity": float(embedding_similarity(sources, refs).mean()),
-                    "unrelated_bleu": metrics.bleu(shuffled, refs, tgt_lang).score,
-                    "unrelated_chrf": metrics.chrf(shuffled, refs).score,
-                    "unrelated_similarity": float(embedding_similarity(shuffled, refs).mean()),
-                    "best_model_similarity": best["embedding_similarity"].max(),
+            row = {"direction": direction, "test_set": test_set}
+            for name, hypotheses in (("copy", sources), ("unrelated", unrelated(refs))):
+                scores = translation_scores(hypotheses, refs, tgt_lang)
+                row |= {
+                    f"{name}_{metric}": v
+                    for metric, v in zip(("bleu", "chrf", "similarity"), scores, strict=True)
                 }
-            )
+            rows.append(row | {"best_model_similarity": best["embedding_similarity"].max()})
     return pd.DataFrame(rows)
 
 
@@ -613,7 +620,7 @@ def run_overview(
             for p, s in zip(quality_plan, quality_summaries, strict=True)
         ]
         + [
-            (("student", f"{x.series} w{x.width}", s, x.config))
+            ("student", f"{x.series} w{x.width}", s, x.config)
             for x, s in zip(students, student_summaries, strict=True)
         ]
     )

@@ -28,8 +28,10 @@
 #   data;
 # - `nmtscale.laws` (the laws at its top; `fitting`, `lbfgs`, `uncertainty`, `reference`): scaling laws and
 #   how to fit them, with intervals;
-# - `nmtscale.studies` (`bivariate`, `composition`, `architectures`, `multilingual`, `sweeps`, `claims`): each
-#   chapter's plan, analysis and claims, and the one Claim type.
+# - `nmtscale.studies` (`bivariate`, `composition`, `architectures`, `multilingual`, `sweeps`, `claims`): one
+#   package per chapter, in layers that import only the ones before them (`plan`, `analysis`, `charts`,
+#   `verdicts`; composition adds `synthetic`, architectures `evaluation`), each re-exporting its public
+#   names, so `bivariate.analyse` is the name to call; and the one Claim type.
 #
 # `charts` and `book` draw and build the book on top of all four.
 
@@ -213,8 +215,9 @@ fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 
 # %% [markdown]
 # More modules serve particular analyses. `nmtscale.laws.reference` finds and loads published data the fitting
-# machinery is checked on (`load_chinchilla_points`, used in Appendix A). Each chapter's analysis has its
-# module in `nmtscale.studies`, whose `claims` grades the paper's claims as a list of
+# machinery is checked on (`load_chinchilla_points`, used in Appendix A). Each chapter's study is a package
+# in `nmtscale.studies` (its `plan`, `analysis`, `charts` and `verdicts` modules, every public name
+# re-exported by the package), whose `claims` grades the paper's claims as a list of
 # `nmtscale.studies.claims.Claim` (claim, paper, measured, verdict, rule, noise, and the reason when a claim
 # is not testable at this scale); `claims.show` displays them in a chapter and stores them in its notebook,
 # where the scorecard page counts them:

@@ -226,7 +226,10 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):
     assert pooled == pytest.approx(summary.final_loss["en-de/toy"], rel=1e-4)  # the final model's own loss
     (translation,) = result["translation"]
     assert translation["sentences"] == 5 and 0 <= translation["off_target_rate"] <= 1
-    monkeypatch.setattr(arch, "load_trained_model", lambda *a: pytest.fail("a cached evaluation ran again"))
+    monkeypatch.setattr(
+        "nmtscale.studies.architectures.evaluation.load_trained_model",
+        lambda *a: pytest.fail("a cached evaluation ran again"),
+    )
     assert arch.evaluate_stored(summary, request) == result
     assert list((runs.results_root() / summary.run_id).glob("evaluation-*.json.gz"))
     plan = [arch.PlannedModel("encdec", 2, "toy", cfg)]

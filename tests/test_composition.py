@@ -190,7 +190,7 @@ def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, mo
         calls.append((summary.run_id, direction, len(texts)))
         return ["" if i == 1 else f"EN {t}" for i, t in enumerate(texts)]
 
-    monkeypatch.setattr(composition.runs, "translations", translations)
+    monkeypatch.setattr(runs, "translations", translations)
     teacher = fake_teacher("de-en")
     made = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic")
     assert (made.train_pairs, made.heldout_pairs, made.dropped, made.teacher) == (5, 3, 1, "abc123")
@@ -440,7 +440,7 @@ def test_final_translations_are_the_test_sets_first_sentences_translated_by_the_
         calls.append((summary, direction, beam_size, length_penalty))
         return [t.upper() for t in texts]
 
-    monkeypatch.setattr(composition.runs, "translations", translations)
+    monkeypatch.setattr(runs, "translations", translations)
     sources, hyps, refs = composition.final_translations("run", "en-de", "ding", 4, 4, 1.0)
     assert hyps == [s.upper() for s in sources] and len(refs) == len(sources) == 4
     assert (sources, refs) == tuple(

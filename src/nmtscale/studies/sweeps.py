@@ -10,8 +10,9 @@ training; `seed_spread` measures the seed-to-seed variability of the final loss 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -188,6 +189,20 @@ def above_minimum(curves: Sequence[dict], key: str) -> float:
     return float(losses[-1] - min(losses)) if losses else math.nan
 
 
+def planned_summaries(
+    plan: Sequence[Any], summaries: Sequence[RunSummary], describe: Callable[[Any], str]
+) -> list[tuple[Any, RunSummary]]:
+    """The planned runs (each with a `config`) paired with their summaries, checked: as many summaries as
+    planned runs, each the run of its plan entry (its run id the hash of the planned config); `describe`
+    names an entry in the error."""
+    if len(plan) != len(summaries):
+        raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
+    for planned, summary in zip(plan, summaries, strict=True):
+        if summary.run_id != config_hash(planned.config):
+            raise ValueError(f"summary {summary.run_id} is not the run of {describe(planned)}")
+    return list(zip(plan, summaries, strict=True))
+
+
 def run_table(
     plan: Sequence[PlannedRun], summaries: Sequence[RunSummary], fraction: float = 0.2
 ) -> pd.DataFrame:
@@ -200,14 +215,8 @@ def run_table(
     training) and above_minimum (`above_minimum`). Failed runs keep their rows with a NaN loss, so a table
     shows what did not train.
     """
-    if len(plan) != len(summaries):
-        raise ValueError(f"{len(plan)} planned runs but {len(summaries)} summaries")
     rows = []
-    for planned, summary in zip(plan, summaries, strict=True):
-        if summary.run_id != config_hash(planned.config):
-            raise ValueError(
-                f"summary {summary.run_id} is not the run of {planned.label} (seed {planned.seed})"
-            )
+    for planned, summary in planned_summaries(plan, summaries, lambda p: f"{p.label} (seed {p.seed})"):
         counts = parameter_counts(planned.config.model)
         n_params = counts["encoder"] + counts["decoder"]
         tokens = sum(summary.tokens_seen.values())

@@ -1,29 +1,20 @@
-"""Chapter 1's analysis: Ghorbani et al.'s univariate and bivariate laws fitted to a depth-scaling family.
-
-`analyse` takes the rows of `nmtscale.studies.sweeps.run_table` for one direction and test set and fits, on
-the encoder- and decoder-scaling runs (the baseline included), the univariate law in total parameters (Eq. 1),
-the bivariate law (Eq. 2) with the robust multi-start fit and with the paper's soft_l1 recipe (App. E), then
-predicts the symmetric models it never saw (Fig. 3) and bootstraps the exponents (Fig. 5). The other
-functions turn a list of analyses into the chapter's tables and chart data.
+"""Chapter 1's analysis: the laws fitted to each direction and test set, their exponents and intervals,
+held-out predictions, allocations, learning curves and the scale gates.
 """
 
 from __future__ import annotations
 
-import collections
-import dataclasses
 import itertools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
-from nmtscale import charts, laws, runs
-from nmtscale.config import RunConfig, from_dict, override
+from nmtscale import laws, runs
+from nmtscale.config import override
 from nmtscale.engine.batching import target_positions
 from nmtscale.engine.data import prepare_data
 from nmtscale.laws import fitting, uncertainty
@@ -31,190 +22,19 @@ from nmtscale.laws.fitting import Diagnostics, Fit
 from nmtscale.laws.uncertainty import Uncertainty
 from nmtscale.record import RunSummary
 from nmtscale.studies import sweeps
+from nmtscale.studies.bivariate.plan import TEST_SETS, base_config
 from nmtscale.studies.claims import (
-    NOT_REPRODUCED,
-    NOT_TESTABLE,
-    PARTLY,
-    Claim,
     Gate,
-    ScaleStatement,
-    by_count,
-    graded,
-    untestable,
 )
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
-# Ghorbani App. C, Table 4: the standard deviation of the final loss over 4 seeds, per test set (nats).
-PAPER_SEED_STD = (0.002, 0.006)
-# Ghorbani Sec. 2.3: symmetric scaling of their models puts N_d / N at 0.55 (drawn beside ours in Fig. 6)
-PAPER_SYMMETRIC_FRACTION = 0.55
-# Ghorbani Fig. 6: symmetric scaling "barely distinguishable" from the optimum, lopsided models "much worse";
-# our thresholds for alpha#/alpha* at the symmetric split and at the ends of the figure's axis.
-SYMMETRIC_RATIO = 1.05
-LOPSIDED_RATIO = 1.1
-LOPSIDED_FRACTIONS = (0.2, 0.8)
+
+
 HELD_OUT_APPROACH = "symmetric"
+
+
 # Issue 47: a law is judged only on a family of at least this many sizes (the baseline included)
 MIN_LAW_SIZES = 4
-# the fewest seeds per model a seed spread is judged from (the paper's Table 4 has 4)
-MIN_SEEDS = 3
-
-
-TEST_SETS = ["l10n", "story", "ding"]
-
-
-def base_config(params: Mapping[str, Any]) -> RunConfig:
-    """Chapter 1's base run config from its parameters (``params/01_bivariate_laws/<scale>.yaml``).
-
-    Later chapters build their configs from this, so that a model chapter 1 trained is the same config, with
-    the same hash, and comes from the run store instead of being trained again. The training keys added after
-    those chapters were recorded (`dropout_mask`, `schedule`) default to the engine's defaults,
-    which keep their run ids.
-    """
-    steps = params["steps"]
-    interval = steps // params["eval_points"]
-    return from_dict(
-        {
-            "model": {
-                "d_model": params["d_model"],
-                "d_ff": params["d_ff"],
-                "n_heads": params["n_heads"],
-                "dropout_mask": params.get("dropout_mask", "bernoulli"),
-            },
-            "data": {
-                "test_sets": TEST_SETS,
-                "vocab_size": params["vocab_size"],
-                "max_train_pairs": params["max_train_pairs"],
-            },
-            "train": {
-                "steps": steps,
-                "max_tokens": params["max_tokens"],
-                "warmup_steps": params["warmup_steps"],
-                "schedule": params.get("schedule", "inverse_sqrt"),
-                "optimizer": params["optimizer"],
-                "lr": params["lr"],
-                "checkpoint_interval": interval,
-                "seed": params["seed"],
-            },
-            "eval": {"interval": interval, "final_fraction": params["final_fraction"]},
-        },
-        source="params/01_bivariate_laws",
-    )
-
-
-def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
-    """Chapter 1's depth-scaling runs (every direction of ``params["families"]``) from its parameters."""
-    base = base_config(params)
-    return [
-        run
-        for direction, depths in params["families"].items()
-        for run in sweeps.depth_scaling_plan(
-            base,
-            direction,
-            params["baseline_layers"],
-            depths.get("encoder", []),
-            depths.get("decoder", []),
-            depths.get("symmetric", []),
-            repeated=params["repeated"] if direction == "en-de" else [],
-            n_seeds=params["n_seeds"],
-            narrower=depths.get("narrower"),
-        )
-    ]
-
-
-def long_plan(
-    params: Mapping[str, Any], steps: int | None = None, models: Mapping[str, Sequence[int]] | None = None
-) -> list[sweeps.PlannedRun]:
-    """Chapter 1's longer-training check: the En->De baseline and the encoder, decoder and symmetric depths of
-    `models` (default ``params["long_models"]``, the families' extremes), with the (enc, dec) models of its
-    ``repeated`` trained with ``params["n_seeds"]`` seeds, each for `steps` updates (default
-    ``params["long_steps"]``), evaluated as often as the short runs."""
-    steps = params["long_steps"] if steps is None else steps
-    models = params["long_models"] if models is None else models
-    interval = steps // params["eval_points"]
-    base = override(
-        base_config(params),
-        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
-    )
-    return sweeps.depth_scaling_plan(
-        base,
-        "en-de",
-        params["baseline_layers"],
-        models.get("encoder", []),
-        models.get("decoder", []),
-        models.get("symmetric", []),
-        repeated=models.get("repeated", []),
-        n_seeds=params["n_seeds"],
-        narrower=models.get("narrower"),
-    )
-
-
-BUDGET_KEYS = ("steps", "encoder", "decoder", "symmetric", "repeated", "narrower", "baseline")
-
-
-def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
-    """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
-    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, symmetric, repeated, narrower,
-    baseline}``: the encoder and decoder depths trained at that budget, by default ``long_models``, the
-    symmetric depths, the (enc, dec) models trained with ``n_seeds`` seeds and the narrower models
-    (`sweeps.depth_scaling_plan`), by default none, and whether the baseline is, by default true). A budget
-    may cover fewer models than the one before, so that one family can be carried further while the other is
-    not."""
-    budgets = [{"steps": params["long_steps"], **params["long_models"]}]
-    previous = params["long_steps"]
-    for i, entry in enumerate(params.get("longer_budgets") or []):
-        where = f"longer_budgets[{i}]"
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("steps"), int):
-            raise ValueError(
-                f"{where}: expected {{steps: <int>, encoder: [...], decoder: [...]}}, got {entry!r}"
-            )
-        unknown = set(entry) - set(BUDGET_KEYS)
-        if unknown:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)} ({', '.join(BUDGET_KEYS)})")
-        if not isinstance(entry.get("baseline", True), bool):
-            raise ValueError(f"{where}: baseline must be true or false, not {entry['baseline']!r}")
-        if entry["steps"] <= previous:
-            raise ValueError(f"{where}: steps {entry['steps']} must exceed the budget before it ({previous})")
-        previous = entry["steps"]
-        budgets.append({**params["long_models"], **entry})
-    return [
-        [
-            run
-            for run in long_plan(params, budget["steps"], budget)
-            if budget.get("baseline", True) or run.approach != "baseline"
-        ]
-        for budget in budgets
-    ]
-
-
-MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
-
-
-def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
-    """Issue 47's peak-rate sweep, ``params["lr_sweep"]``: En->De models named as in the paper ("2L-6L": a
-    2-layer encoder, a 6-layer decoder), each trained at the chapter's own rate ``params["lr"]`` (its runs,
-    same ids) and at every rate listed for it, each run decaying to zero at ``params["steps"]``; a rate listed
-    twice is trained with a second seed. `approach` says which family the model extends from the baseline."""
-    planned = []
-    for label, rates in params["lr_sweep"].items():
-        match = MODEL_LABEL.fullmatch(str(label))
-        if match is None:
-            raise ValueError(f"lr_sweep: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
-        if any(not isinstance(r, int | float) or not r > 0 for r in rates):
-            raise ValueError(f"lr_sweep: {label}: the rates must be positive numbers, not {list(rates)}")
-        enc, dec = (int(group) for group in match.groups())
-        enc_bar, dec_bar = params["baseline_layers"]
-        approach = (
-            "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
-        )
-        times_seen: collections.Counter = collections.Counter()
-        for rate in [params["lr"], *rates]:
-            seed = params["seed"] + times_seen[rate]
-            times_seen[rate] += 1
-            base = override(base_config(params), {"train.lr": rate, "train.seed": seed})
-            (run,) = sweeps.depth_scaling_plan(base, "en-de", [enc, dec])
-            planned.append(dataclasses.replace(run, approach=approach))
-    return planned
 
 
 def learning_rate_table(plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
@@ -358,8 +178,12 @@ def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:
 # An exponent closer than this to a bound of its range sits on the bound: the fit pushed it there, so the data
 # set no value for it (the lower optimum a denser search finds is often such a corner: alpha -> 0, p -> 10).
 ON_BOUND = 1e-3
+
+
 # A 95% bootstrap interval wider than this share of the exponent's range: the refits spread over the range.
 SPREAD_OVER_RANGE = 0.5
+
+
 # Fewer bootstrap refits than this share determine the law: most resamples of the runs leave it free.
 MIN_DETERMINED_SHARE = 0.5
 
@@ -543,66 +367,25 @@ def seed_std(spread: pd.DataFrame, direction: str, test_set: str) -> float:
     return float(same_set.mean()) if len(same_set) else 0.0
 
 
-def law_chart(a: Analysis, law: str, noise: float = 0.0, reducible: bool = False, width: int = 140):
-    """The fitted law `law` ("Eq. 1" or "Eq. 2") of one test set over its runs, drawn along each scaling
-    family (Ghorbani Fig. 1, 2, 12, 13). Eq. 2 gets a band of +-2 `noise` (the seed std: Fig. 13's
-    convention); `reducible` plots L - L_inf instead of L. The title gives R^2 of the plotted loss."""
-    curves = fitted_curves(a)
-    fit = a.univariate if law == "Eq. 1" else a.bivariate
-    points = a.fit_points if law == "Eq. 1" else a.points
-    curve, band = curves[curves["law"] == law], None
-    if law == "Eq. 1":  # one curve in N: drawn once, whatever the family
-        curve = curve[curve["approach"] == "encoder"].assign(approach="Eq. 1")
-    else:
-        band = reducible_band(a, curves, noise)
-    y = "reducible" if reducible else "loss"
-    narrow = narrower(points)
-    points = points.assign(approach=points["approach"].where(~narrow, points["approach"] + ", narrower"))
-    if reducible:
-        points = points.assign(reducible=points["loss"] - fit.params["L_inf"])
-        points = points[points["reducible"] > 0]
-        band = band.assign(lower=band["reducible_lower"].clip(lower=1e-4), upper=band["reducible_upper"])
-    return charts.scaling_chart(
-        points,
-        x="N",
-        y=y,
-        series="approach",
-        fit=curve,
-        band=band,
-        tooltip=["model", "d_model", "Ne", "Nd"],
-        title=f"{a.direction} {a.test_set}: {law}, R² {fit.diagnostics.r2:.1f}%",
-        x_title="non-embedding parameters N",
-        y_title="reducible loss L - L∞ (nats)" if reducible else "test loss (nats)",
-        width=width,
-        height=200,
-    )
-
-
-def chart_grid(analyses: Sequence[Analysis], make_chart) -> alt.VConcatChart:
-    """`make_chart(analysis)` for every analysis: one row per direction, one column per test set."""
-    directions = list(dict.fromkeys(a.direction for a in analyses))
-    return alt.vconcat(
-        *[
-            alt.hconcat(*[make_chart(a) for a in analyses if a.direction == direction])
-            for direction in directions
-        ]
-    )
-
-
 def narrower_residuals(analyses: Sequence[Analysis]) -> pd.DataFrame:
     """How far each narrower model's loss lies from Eq. 2 fitted with it (measured minus fitted, nats; above
-    0: worse than the law): one row per model and test set, empty without narrower models."""
+    0: worse than the law): one row per model and test set, with the family it extends (`approach`), empty
+    without narrower models."""
     frames = []
     for a in analyses:
         points = a.fit_points[narrower(a.fit_points)]
         if len(points):
             fitted = a.bivariate.predict(points[["Ne", "Nd"]])
             frames.append(
-                points[["model", "d_model", "N"]].assign(
+                points[["model", "approach", "d_model", "N"]].assign(
                     test_set=a.test_set, residual=points["loss"] - fitted
                 )
             )
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "residual"])
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["model", "approach", "residual"])
+    )
 
 
 def held_out_predictions(analyses: Sequence[Analysis]) -> pd.DataFrame:
@@ -703,115 +486,9 @@ def learning_curves(
     )
 
 
-def learning_curves_chart(curves: pd.DataFrame, test_set: str) -> alt.HConcatChart:
-    """`learning_curves` side by side, one panel per direction, log-log."""
-    return alt.hconcat(
-        *[
-            alt.Chart(curves[curves["direction"] == direction], title=f"{direction}, {test_set}")
-            .mark_line(point=True)
-            .encode(
-                x=alt.X("step:Q", scale=alt.Scale(type="log")),
-                y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
-                color=alt.Color("model:N"),
-                tooltip=["model", "approach", "step", alt.Tooltip("loss:Q", format=".4f")],
-            )
-            .properties(width=280, height=260)  # the legend names up to 20 models
-            for direction in dict.fromkeys(curves["direction"])
-        ]
-    )
-
-
-def held_out_chart(held_out: pd.DataFrame) -> alt.LayerChart:
-    """Measured against predicted loss of the held-out symmetric models (`held_out_predictions`), with the
-    diagonal of perfect predictions."""
-    ends = [held_out[["loss", "predicted"]].min().min(), held_out[["loss", "predicted"]].max().max()]
-    diagonal = pd.DataFrame({"predicted": ends, "loss": ends, "series": "y = x"})
-    return charts.scaling_chart(
-        held_out,
-        x="predicted",
-        y="loss",
-        series="series",
-        fit=diagonal,
-        tooltip=["model"],
-        log_x=False,
-        log_y=False,
-        title="Symmetric models: measured vs predicted by Eq. 2",
-        x_title="predicted loss (nats)",
-        y_title="measured loss (nats)",
-    )
-
-
-def exponents_chart(exps: pd.DataFrame) -> alt.LayerChart:
-    """pe and pd of every direction and test set (`exponents`) with their 95% bootstrap intervals."""
-    points = pd.concat(
-        [
-            exps.assign(
-                exponent=name, value=exps[name], lower=exps[f"{name}_lower"], upper=exps[f"{name}_upper"]
-            )
-            for name in ("pe", "pd")
-        ],
-        ignore_index=True,
-    )
-    points["test set"] = points["direction"] + " " + points["test_set"]
-    base = alt.Chart(points).encode(
-        y=alt.Y("test set:N", title=None),
-        color=alt.Color("exponent:N", scale=charts.color_scale(["pe", "pd"])),
-        yOffset="exponent:N",
-    )
-    return alt.layer(
-        base.mark_rule(strokeWidth=2).encode(x=alt.X("lower:Q", title="exponent"), x2="upper:Q"),
-        base.mark_point(filled=True, size=70).encode(
-            x="value:Q", tooltip=["test set", "exponent", alt.Tooltip("value:Q", format=".3f")]
-        ),
-    ).properties(title="Fitted exponents with 95% bootstrap intervals", width=480, height=260)
-
-
 def symmetric_decoder_fraction(table: pd.DataFrame) -> float:
     """The mean Nd / N of the symmetric models (the paper's symmetric scaling sits at about 0.55)."""
     return float((table["Nd"] / table["N"])[table["approach"] == "symmetric"].mean())
-
-
-def allocation_chart(alloc: pd.DataFrame, symmetric_fraction: float) -> alt.HConcatChart:
-    """Prop. 1 / Fig. 6 from `allocation`: alpha# / alpha* (left) and the additive penalty at the baseline's
-    size (right) against the decoder fraction, vertical lines at our symmetric models' fraction and at the
-    paper's (`PAPER_SYMMETRIC_FRACTION`)."""
-    symmetric = pd.DataFrame(
-        {
-            "decoder_fraction": [symmetric_fraction, PAPER_SYMMETRIC_FRACTION],
-            "symmetric models": ["ours", "Ghorbani et al. (Sec. 2.3)"],
-        }
-    )
-
-    def panel(column: str, title: str) -> alt.LayerChart:
-        marker = (
-            alt.Chart(symmetric)
-            .mark_rule(color="gray")
-            .encode(
-                strokeDash=alt.StrokeDash(
-                    "symmetric models:N",
-                    scale=alt.Scale(range=[[2, 2], [6, 3]]),
-                    legend=alt.Legend(orient="bottom"),
-                )
-            )
-        )
-        curves = charts.scaling_chart(
-            alloc.assign(series=alloc["direction"] + " " + alloc["test_set"]),
-            x="decoder_fraction",
-            y=column,
-            series="series",
-            connect=True,
-            log_x=False,
-            log_y=column == "alpha_ratio",
-            x_title="decoder fraction Nd / N",
-            y_title=title,
-            width=260,
-            height=240,
-        )
-        return alt.layer(curves, marker.encode(x="decoder_fraction:Q"))
-
-    return alt.hconcat(
-        panel("alpha_ratio", "α# / α*"), panel("penalty", "L - L_opt at the baseline size (nats)")
-    )
 
 
 def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -824,22 +501,6 @@ def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> p
     both = pd.concat([short, longer], ignore_index=True).rename(columns={"steps": "steps_trained"})
     columns = [t for t in TEST_SETS if t in set(both["test_set"])]
     return both.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[columns]
-
-
-def budget_chart(curves: pd.DataFrame, test_set: str) -> alt.Chart:
-    """`budget_curves` against the target tokens trained on, one dash pattern per budget."""
-    return (
-        alt.Chart(curves, title=f"en-de {test_set}: test loss against training tokens at every budget")
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("target_tokens:Q", scale=alt.Scale(type="log"), title="target tokens trained on"),
-            y=alt.Y("loss:Q", scale=alt.Scale(type="log", nice=False), title="test loss (nats)"),
-            color=alt.Color("model:N"),
-            strokeDash=alt.StrokeDash("budget:N", title="budget"),
-            tooltip=["model", "budget", "step", alt.Tooltip("loss:Q", format=".4f")],
-        )
-        .properties(width=520, height=300)
-    )
 
 
 def best_rates(table: pd.DataFrame) -> pd.DataFrame:
@@ -857,66 +518,6 @@ def rate_seed_differences(table: pd.DataFrame) -> pd.DataFrame:
     repeated = losses.count() >= 2
     spread = (losses.max() - losses.min())[repeated]
     return spread.unstack("test_set")[[t for t in TEST_SETS if t in set(table["test_set"])]]
-
-
-def learning_rate_chart(table: pd.DataFrame) -> alt.FacetChart:
-    """`learning_rate_table` as final loss against peak rate, one line per model (the mean over its seeds,
-    each seed a point), one panel per test set."""
-    base = alt.Chart(table).encode(
-        x=alt.X("lr:Q", scale=alt.Scale(type="log"), title="peak learning rate"),
-        y=alt.Y("loss:Q", scale=alt.Scale(zero=False), title="final test loss (nats)"),
-        color=alt.Color("model:N"),
-    )
-    points = base.mark_point(filled=True).encode(
-        tooltip=["model", "seed", alt.Tooltip("lr:Q", format=".0e"), alt.Tooltip("loss:Q", format=".4f")]
-    )
-    return (
-        alt.layer(base.mark_line().encode(y="mean(loss):Q"), points)
-        .properties(width=170, height=200)
-        .facet(column=alt.Column("test_set:N", title=None))
-        .resolve_scale(y="independent")
-    )
-
-
-def verdict_numbers(
-    table: pd.DataFrame,
-    run_summary: pd.DataFrame,
-    spread: pd.DataFrame,
-    quality: pd.DataFrame,
-    exps: pd.DataFrame,
-    losses_by_budget: pd.DataFrame,
-    seed: int,
-) -> str:
-    """The numbers behind the verdicts as Markdown bullets, generated from the chapter's tables (`run_table`,
-    `run_summary`, `seed_spread`, `fit_quality`, `exponents`, `budget_losses`), so the text cannot drift from
-    the results."""
-    fit_rows = table[table["approach"].isin(FIT_APPROACHES) & (table["seed"] == seed)]
-    loss_range = fit_rows.groupby(["direction", "test_set"])["loss"].agg(lambda s: s.max() - s.min())
-    per_param = run_summary["tokens_per_param"]
-    lines = [
-        f"- {len(run_summary)} runs, {run_summary['N'].min():,}-{run_summary['N'].max():,} non-embedding "
-        f"parameters, {per_param.min():.0f}-{per_param.max():.0f} tokens per parameter; the largest rise of "
-        "a run's last evaluation above its lowest: "
-        f"{run_summary['above_minimum'].max():.4f} nats.",
-        f"- Seed noise: {spread['std'].mean():.4f} nats standard deviation (paper: 0.003). The fitted runs' "
-        f"final losses span {loss_range.min():.3f}-{loss_range.max():.3f} nats per test set.",
-        f"- Eq. 1 R^2 {quality['eq1_r2'].min():.0f}-{quality['eq1_r2'].max():.0f}%, Eq. 2 R^2 "
-        f"{quality['eq2_r2'].min():.0f}-{quality['eq2_r2'].max():.0f}%; held-out symmetric models: max error "
-        f"{quality['symmetric_max_error'].max():.3f} nats.",
-    ]
-    lines += [
-        f"- {row.direction} {row.test_set}: pe = {row.pe:.3f} [{row.pe_lower:.3f}, {row.pe_upper:.3f}], "
-        f"pd = {row.pd:.3f} [{row.pd_lower:.3f}, {row.pd_upper:.3f}], pd > pe in "
-        f"{row.share_pd_gt_pe:.0%} of bootstrap refits."
-        for row in exps.itertuples()
-    ]
-    for steps, group in losses_by_budget.groupby(level="steps_trained"):
-        ranges = group.max() - group.min()
-        lines.append(
-            f"- The {len(group)} En->De models trained at both budgets, after {steps} updates: loss range "
-            "across them " + ", ".join(f"{t} {v:.3f}" for t, v in ranges.items()) + " nats."
-        )
-    return "\n".join(lines)
 
 
 def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: str, seed: int) -> float:
@@ -1235,299 +836,3 @@ def _convergence_gates(everything: pd.DataFrame, noise: float) -> list[Gate]:
             "under a cosine schedule the anneal lowers the loss at the end; budget stability is the test",
         ),
     ]
-
-
-def headline_numbers(gates: Sequence[Gate]) -> dict[str, float]:
-    """The gates' values the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot
-    drift from the table): the decoder effect's range in seed std, the encoder effect's range in nats, each
-    family's N span (`judged_*_span`: at the budget the claims are judged at), the models with >= 3 seeds, and
-    per family and test set the effect's relative change
-    when the chapter's budget first grows (`budget_<family>_<test set>`) and from the last budget but one
-    to the last at which the family was trained (`budget_last_<family>_<test set>`, NaN with one longer
-    budget)."""
-
-    def measured(prefix: str) -> list[float]:
-        return [g.measured for g in gates if g.gate.startswith(prefix)]
-
-    def judged_span(approach: str) -> float:
-        spans = [
-            g.measured for g in gates if g.gate.startswith("N span at") and f" {approach} family" in g.gate
-        ]
-        return spans[0] if spans else math.nan
-
-    numbers = {
-        "decoder_effect_min": min(measured("decoder effect")),
-        "decoder_effect_max": max(measured("decoder effect")),
-        "encoder_effect_min": min(measured("encoder effect")),
-        "encoder_effect_max": max(measured("encoder effect")),
-        "encoder_span": measured("N span, en-de encoder")[0],
-        "decoder_span": measured("N span, en-de decoder")[0],
-        "models_with_3_seeds": measured("models with >= 3 seeds")[0],
-        # at the budget the claims are judged at, where the chapter has one (NaN otherwise)
-        "judged_encoder_span": judged_span("encoder"),
-        "judged_decoder_span": judged_span("decoder"),
-    }
-    changes: dict[str, list[float]] = collections.defaultdict(
-        list
-    )  # per family and test set, in budget order
-    for g in gates:
-        # a budget that carries only one family has no value for the other
-        if g.gate.startswith("budget stability") and not math.isnan(g.measured):
-            approach, *_, test_set = g.gate.split(", ")[1].split(" (")[0].split()
-            changes[f"{approach}_{test_set}"].append(g.measured)
-    for key, values in changes.items():
-        numbers[f"budget_{key}"] = values[0]
-        numbers[f"budget_last_{key}"] = values[-1] if len(values) > 1 else math.nan
-    return {name: float(value) for name, value in numbers.items()}
-
-
-def judged_numbers(judged_runs: pd.DataFrame, quality: pd.DataFrame, exps: pd.DataFrame) -> dict[str, float]:
-    """The numbers of the fits at the judging budget (`judging_runs`, its `fit_quality` and `exponents`) that
-    the chapter's opening summary quotes: the models, Eq. 2's R^2 range, on how many test sets pe's interval
-    reaches its bound 0, the held-out symmetric models and Eq. 2's R^2 range on them, and per test set pe, pd
-    and the share of refits with pd > pe (NaN unfitted)."""
-    approach = judged_runs["approach"]
-    held_out = quality["symmetric_r2"] if len(quality) else pd.Series(dtype=float)
-    numbers = {
-        "judged_models": int(judged_runs.loc[approach.isin(FIT_APPROACHES), "model"].nunique()),
-        "judged_r2_min": float(quality["eq2_r2"].min()) if len(quality) else math.nan,
-        "judged_r2_max": float(quality["eq2_r2"].max()) if len(quality) else math.nan,
-        "judged_held_out_models": int(judged_runs.loc[approach == HELD_OUT_APPROACH, "model"].nunique()),
-        "judged_held_out_r2_min": float(held_out.min()),
-        "judged_held_out_r2_max": float(held_out.max()),
-        "judged_pe_at_zero": int((exps["pe_lower"] <= ON_BOUND).sum()) if len(exps) else 0,
-    }
-    for test_set in TEST_SETS:
-        row = exps[exps["test_set"] == test_set] if len(exps) else exps
-        for name in ("pe", "pd", "share_pd_gt_pe"):
-            numbers[f"judged_{name}_{test_set}"] = float(row[name].iloc[0]) if len(row) else math.nan
-    return numbers
-
-
-def training_claim(training: Sequence[Analysis]) -> Claim:
-    """Ghorbani App. B: Eq. 2 fits the training loss as well ("almost perfectly"), judged by the bar of the
-    test sets' fits."""
-    claim = "Eq. 2 fits the training loss too (App. B, Fig. 12)"
-    paper = "the scaling law is almost perfectly fitting the training loss"
-    rule = "reproduced if Eq. 2's R^2 >= 99% on the training loss of every direction, partly if of some"
-    if not training:
-        return untestable(claim, paper, "no training losses", rule, "no runs logged a training objective")
-    quality = fit_quality(training)
-    measured = "; ".join(
-        f"{row.direction}: R^2 {row.eq2_r2:.1f}% (Eq. 1: {row.eq1_r2:.1f}%), max dev {row.eq2_max_dev:.3f}"
-        for row in quality.itertuples()
-    )
-    return graded(claim, paper, measured, by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)), rule)
-
-
-def claims(
-    analyses: Sequence[Analysis],
-    spread: pd.DataFrame,
-    training: Sequence[Analysis] = (),
-    judged: Sequence[Analysis] = (),
-    judged_training: Sequence[Analysis] = (),
-    judged_spread: pd.DataFrame | None = None,
-) -> list[Claim]:
-    """Chapter 1's claims graded by fixed rules (stated in each row), every number computed from the analyses.
-
-    `spread` is `sweeps.seed_spread` of the run table the analyses came from; its mean std is the noise.
-    `training`: the analyses of the training loss (`sweeps.training_loss_table`), one per direction.
-    `judged`: the analyses of the runs at a longer budget (`judging_runs`). Issue 47: where the chapter's
-    budget is still training-limited, the claims that need only the encoder and decoder families (Eq. 1's
-    failure, Eq. 2's fit, pd > pe and the allocation) are judged there instead; their rows say at which budget
-    and give the verdict at the chapter's. The held-out claim is judged there too when that budget has
-    symmetric models, the training-loss claim when `judged_training` (the same runs' training losses) is
-    given, and the seed claim when `judged_spread` (`sweeps.seed_spread` of that budget's runs) has models
-    with at least `MIN_SEEDS` seeds; otherwise each stays judged at the chapter's budget.
-    """
-    quality = fit_quality(analyses)
-    # Nd/N of a symmetric model depends on its depths only, so the chapter's symmetric models place it for
-    # the fits at every budget
-    symmetric = pd.concat([a.held_out_points for a in analyses]) if analyses else pd.DataFrame()
-    fraction = symmetric_decoder_fraction(symmetric) if len(symmetric) else math.nan
-    rows = [
-        _univariate_claim(quality, spread),
-        _bivariate_fit_claim(quality),
-        training_claim(training),
-        _held_out_claim(quality),
-        *_exponent_claims(analyses, exponents(analyses, spread), fraction),
-        _seed_claim(spread),
-    ]
-    if not judged:
-        return rows
-    judged_quality = fit_quality(judged)
-    at_chapter = {row.claim: row for row in rows}
-    chapter_steps, judged_steps = (int(a[0].points["steps"].max()) for a in (analyses, judged))
-    longer = {
-        row.claim: dataclasses.replace(
-            row,
-            measured=f"at {judged_steps:,} updates: {row.measured} (at {chapter_steps:,}: "
-            f"{at_chapter[row.claim].verdict})",
-        )
-        for row in [
-            _univariate_claim(judged_quality, spread),
-            _bivariate_fit_claim(judged_quality),
-            *_exponent_claims(judged, exponents(judged, spread), fraction),
-            *([_held_out_claim(judged_quality)] if judged_quality["symmetric_r2"].notna().any() else []),
-            *([training_claim(judged_training)] if judged_training else []),
-            *([_seed_claim(judged_spread)] if _seeded(judged_spread) else []),
-        ]
-    }
-    return [longer.get(row.claim, row) for row in rows]
-
-
-def _seeded(spread: pd.DataFrame | None) -> bool:
-    """Whether a `sweeps.seed_spread` has models trained with at least `MIN_SEEDS` seeds to judge by."""
-    return spread is not None and len(spread) > 0 and int(spread["seeds"].min()) >= MIN_SEEDS
-
-
-def _univariate_claim(quality: pd.DataFrame, spread: pd.DataFrame) -> Claim:
-    """Fig. 1: Eq. 1 misses encoder and decoder scaling by more than the noise and Eq. 2's worst miss."""
-    noise = float(spread["std"].mean()) if len(spread) else np.nan
-    beyond = int((quality["eq1_max_dev"] > np.maximum(4 * noise, 2 * quality["eq2_max_dev"])).sum())
-    return graded(
-        "Eq. 1 (total parameters) cannot fit encoder and decoder scaling together (Fig. 1)",
-        "visibly separate trends for encoder and decoder scaling",
-        f"Eq. 1: R^2 {quality['eq1_r2'].min():.1f}-{quality['eq1_r2'].max():.1f}%, max dev "
-        f"{quality['eq1_max_dev'].min():.3f}-{quality['eq1_max_dev'].max():.3f} nats; Eq. 2: max dev "
-        f"{quality['eq2_max_dev'].min():.3f}-{quality['eq2_max_dev'].max():.3f}; on {beyond} "
-        f"of {len(quality)} test sets Eq. 1 misses by more than 4 seed std and twice Eq. 2's worst miss",
-        by_count(beyond, len(quality)),
-        "reproduced if Eq. 1's max deviation exceeds max(4 seed std, 2x Eq. 2's) on every test set",
-        f"seed std {noise:.4f} nats" if len(spread) else "no repeated seeds",
-    )
-
-
-def _bivariate_fit_claim(quality: pd.DataFrame) -> Claim:
-    """Fig. 2, 12: Eq. 2's R^2 on the runs it was fitted to."""
-    return graded(
-        "Eq. 2 fitted jointly describes encoder and decoder scaling (Fig. 2, 12)",
-        "R^2 > 99% on every test set",
-        f"R^2 {quality['eq2_r2'].min():.1f}-{quality['eq2_r2'].max():.1f}% over {len(quality)} test sets "
-        f"({int(quality['fitted_runs'].min())}-{int(quality['fitted_runs'].max())} runs each)",
-        by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)),
-        "reproduced if R^2 >= 99% on every test set, partly if on some",
-    )
-
-
-def _held_out_claim(quality: pd.DataFrame) -> Claim:
-    """Fig. 3, 14: Eq. 2's R^2 on the symmetric models it was not fitted to."""
-    symmetric = quality.dropna(subset=["symmetric_r2"])
-    return graded(
-        "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
-        "R^2 = 99.8% (En->De web domain)",
-        f"R^2 {symmetric['symmetric_r2'].min():.2f}-{symmetric['symmetric_r2'].max():.2f}%, max error "
-        f"{symmetric['symmetric_max_error'].max():.3f} nats over "
-        f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
-        if len(symmetric)
-        else "no symmetric runs",
-        by_count(int((symmetric["symmetric_r2"] >= 99).sum()), len(symmetric), "no symmetric runs"),
-        "reproduced if R^2 >= 99% on every test set, partly if on some",
-    )
-
-
-def _exponent_claims(analyses: Sequence[Analysis], exps: pd.DataFrame, symmetric: float) -> list[Claim]:
-    """Fig. 5 (pd > pe) and Fig. 6 (symmetric scaling nearly optimal, lopsided models pay, judged at the
-    decoder fraction Nd/N `symmetric` of the symmetric models), both read only off fits whose data determine
-    both exponents (`exponents`' `*_undetermined`)."""
-    n_groups = len(analyses)
-    both = (exps["pe_undetermined"] == "") & (exps["pd_undetermined"] == "")
-    n_determined = int(both.sum())
-    undetermined = (
-        NOT_TESTABLE,
-        f"the data determine pe and pd on none of the {n_groups} test sets (an exponent on its bound, a flat "
-        "profile, its bootstrap interval over half its range, or fewer than half the bootstrap refits "
-        "determining the law)",
-    )
-    pd_larger = int((exps["pd"] > exps["pe"])[both].sum())
-    pd_confident = int((exps["share_pd_gt_pe"] >= 0.95)[both].sum())
-    # pd > pe without bootstrap support anywhere is at most a partial reproduction
-    if n_determined == 0:
-        pd_verdict = undetermined
-    elif pd_confident:
-        pd_verdict = by_count(pd_confident, n_groups)
-    else:
-        pd_verdict = (PARTLY if pd_larger else NOT_REPRODUCED), ""
-    # Fig. 6: alpha#/alpha* at the symmetric split and at the lopsided ends of its axis
-    determined = [a for a, ok in zip(analyses, both, strict=True) if ok]
-    ratios = [
-        (_alpha_ratio(a, symmetric), max(_alpha_ratio(a, f) for f in LOPSIDED_FRACTIONS)) for a in determined
-    ]
-    ratios = [(sym, lop) for sym, lop in ratios if np.isfinite(sym) and np.isfinite(lop)]
-    near_optimal = [sym <= SYMMETRIC_RATIO and lop >= LOPSIDED_RATIO for sym, lop in ratios]
-    lopsided_or = " or ".join(map(str, LOPSIDED_FRACTIONS))
-    placed = f"our symmetric models at Nd/N {symmetric:.2f}; " if np.isfinite(symmetric) else ""
-    if not np.isfinite(symmetric):
-        allocation_verdict = NOT_TESTABLE, "no symmetric models place the symmetric split"
-    elif n_determined == 0:
-        allocation_verdict = undetermined
-    else:
-        allocation_verdict = by_count(sum(near_optimal), n_groups)
-    return [
-        graded(
-            "The decoder exponent is larger: pd > pe on every test set (Fig. 5)",
-            "pd > pe on all test sets",
-            f"both exponents determined on {n_determined} of {n_groups} test sets; there pd > pe on "
-            f"{pd_larger}, in >= 95% of bootstrap refits on {pd_confident}",
-            pd_verdict,
-            "reproduced if pd > pe in >= 95% of bootstrap refits on every test set; partly if the point "
-            "estimates say so somewhere without that support; only fits whose data determine both exponents "
-            "count",
-        ),
-        graded(
-            "Symmetric scaling is nearly optimal; lopsided models pay (Fig. 6)",
-            "alpha#/alpha* barely above 1 at Nd/N ~ 0.55; lopsided models: a much worse constant",
-            placed
-            + (
-                f"alpha#/alpha* there: {min(r[0] for r in ratios):.3f}-{max(r[0] for r in ratios):.3f}; at "
-                f"Nd/N {lopsided_or}: {min(r[1] for r in ratios):.3f}-{max(r[1] for r in ratios):.3f}, on "
-                f"{len(ratios)} test sets whose data determine both exponents"
-                if ratios
-                else "no fit whose data determine both exponents"
-            ),
-            allocation_verdict,
-            f"reproduced if on every test set alpha#/alpha* <= {SYMMETRIC_RATIO} at the symmetric models' "
-            f"Nd/N and >= {LOPSIDED_RATIO} at the more lopsided of Nd/N {lopsided_or} (thresholds ours: the "
-            "paper says 'barely distinguishable' and 'much worse'); only fits whose data determine both "
-            "exponents count",
-        ),
-    ]
-
-
-def _seed_claim(spread: pd.DataFrame) -> Claim:
-    """App. C, Table 4: the seed standard deviation against the paper's range."""
-    return graded(
-        "Seed-to-seed spread of the final loss is small (App. C, Table 4)",
-        f"std {PAPER_SEED_STD[0]}-{PAPER_SEED_STD[1]} nats per test set over 4 seeds (trend noise 0.003)",
-        f"std {spread['std'].min():.4f}-{spread['std'].max():.4f} nats over {len(spread)} test sets; "
-        f"largest difference between two seeds of one model {spread['max_difference'].max():.4f}"
-        if len(spread)
-        else "no repeated seeds",
-        by_count(int((spread["std"] <= PAPER_SEED_STD[1]).sum()), len(spread), "no repeated seeds"),
-        f"reproduced if the seed std is within the paper's range (<= {PAPER_SEED_STD[1]} nats) on every "
-        "test set, partly if on some",
-    )
-
-
-def scale(table: pd.DataFrame) -> list[ScaleStatement]:
-    """Where chapter 1's models stand next to the paper's (`table`: the `sweeps.run_table`)."""
-    trained = table.drop_duplicates("run_id")
-    return [
-        ScaleStatement(
-            "Models are in the data-rich regime and trained to near convergence (Sec. 2.1)",
-            "40M-1.5B parameters, ~250B tokens each",
-            f"{int(trained['N'].min()):,}-{int(trained['N'].max()):,} non-embedding parameters, "
-            f"{trained['tokens_per_param'].min():.0f}-{trained['tokens_per_param'].max():.0f} tokens per "
-            "parameter, "
-            f"last-20% slope {table['slope'].min():+.3f} to {table['slope'].max():+.3f} nats per doubling",
-        )
-    ]
-
-
-def _alpha_ratio(a: Analysis, fraction: float) -> float:
-    """alpha#/alpha* (`allocation`) at the decoder fraction Nd/N `fraction`; NaN for a NaN fraction or
-    without an interior optimum (an exponent of zero)."""
-    if not np.isfinite(fraction):
-        return np.nan
-    ratios = allocation([a], [fraction])
-    return float(ratios["alpha_ratio"].iloc[0]) if len(ratios) else np.nan

@@ -1,0 +1,329 @@
+"""Chapter 3's analysis: the tables and fits the chapter reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nmtscale import corpus, laws, pool, runs
+from nmtscale.config import DataConfig
+from nmtscale.engine.data import (
+    ExperimentData,
+    prepare_data,
+    split_direction,
+)
+from nmtscale.engine.flops import forward_flops, training_flops_per_target_token
+from nmtscale.engine.model import ModelConfig
+from nmtscale.engine.tokenizer import UNK
+from nmtscale.laws import fitting, uncertainty
+from nmtscale.record import RunSummary
+from nmtscale.studies import sweeps
+from nmtscale.studies.architectures.plan import SCALINGS, PlannedModel, non_embedding_params
+from nmtscale.studies.sweeps import last_fraction_slope
+
+
+def inference_flops_per_target_token(cfg: ModelConfig, src_len: int, tgt_len: int) -> float:
+    """Forward FLOPs per target token of translating one sentence pair: the source once, then the target.
+
+    Cached decoding does the matmuls of one teacher-forced forward pass (up to the causal half of the
+    attention products, which `flops.forward_flops` counts dense, as training kernels do), except that a
+    CausalLM predicts no source tokens at inference, so its source logits are not counted.
+    """
+    if cfg.arch == "causallm":
+        cfg = cfg.replace(arch="causallm_tgtonly")
+    return forward_flops(cfg, src_len, tgt_len) / tgt_len
+
+
+def encdec_gaps(table: pd.DataFrame) -> pd.DataFrame:
+    """Each language model's final loss minus that of the EncDec it is matched to (same group, size and test
+    set): one row per group, variant and test set, a column per size; above 0, the LM is behind."""
+    encdec_loss = table[table["variant"] == "EncDec"].set_index(["group", "size", "test_set"])["loss"]
+    gaps = table[table["variant"] != "EncDec"].copy()
+    matched = list(zip(gaps["group"], gaps["size"], gaps["test_set"], strict=True))
+    gaps["gap"] = gaps["loss"].to_numpy() - encdec_loss.reindex(matched).to_numpy()
+    return gaps.pivot_table(index=["group", "variant", "test_set"], columns="size", values="gap")
+
+
+def compute_table(
+    plan: Sequence[PlannedModel],
+    summaries: Sequence[RunSummary],
+    table: pd.DataFrame,
+    translations: pd.DataFrame,
+    group: str,
+) -> tuple[pd.DataFrame, tuple[int, int]]:
+    """The cost of every model of one `group` (a language pair, Zhang Sec. 4.3): `flops_table` at the mean
+    source and target lengths of the pair's training text in its runs' vocabulary, beside the measured
+    training speed (`table`'s tokens_per_s) and greedy decoding speed (`translations`). Returns the table and
+    the (source, target) lengths, target with its EOS."""
+    members = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.group == group]
+    tokenizer = runs.tokenizer(members[0][1])
+    train_pairs = corpus.load_pairs(*group.split("-"), "train")
+    src_len = round(np.mean([len(ids) for ids in tokenizer.encode([s for s, _ in train_pairs])]))
+    tgt_len = round(np.mean([len(ids) + 1 for ids in tokenizer.encode([t for _, t in train_pairs])]))
+    flops = flops_table([p for p, _ in members], tokenizer.vocab_size, src_len, tgt_len)
+    speed = table[table["group"] == group].drop_duplicates("run_id")[["variant", "size", "tokens_per_s"]]
+    decoded = translations[translations["group"] == group].groupby(["variant", "size"])
+    decoded = decoded[["target_tokens", "seconds"]].sum()
+    decode_speed = (decoded["target_tokens"] / decoded["seconds"]).rename("decode_tokens_per_s")
+    compute = flops.merge(speed, on=["variant", "size"]).merge(
+        decode_speed.reset_index(), on=["variant", "size"]
+    )
+    return compute, (src_len, tgt_len)
+
+
+def flops_table(plan: Sequence[PlannedModel], vocab_size: int, src_len: int, tgt_len: int) -> pd.DataFrame:
+    """Per model: N, layers, and training / inference FLOPs per target token at these sentence lengths, with
+    the run's vocabulary (a run config leaves the model's vocabulary size to its tokenizer)."""
+    rows = []
+    for p in plan:
+        model = p.config.model.replace(vocab_size=vocab_size)
+        rows.append(
+            {
+                "variant": p.label,
+                "size": p.size,
+                "layers": p.layers,
+                "N": non_embedding_params(model),
+                "train_flops_per_token": training_flops_per_target_token(model, src_len, tgt_len),
+                "inference_flops_per_token": inference_flops_per_target_token(model, src_len, tgt_len),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
+    """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n'), loss (final),
+    slope (of the test loss over the second half of training, nats per doubling of the steps: about 0 once
+    the curve has flattened), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token (analytic,
+    at the run's mean training lengths), status, reason (why a failed run failed). Failed runs keep their rows
+    with a NaN loss."""
+    rows = []
+    for p, s in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.label} size {p.size}"):
+        for key in s.test_set_keys():
+            rows.append(
+                {
+                    "run_id": s.run_id,
+                    "group": p.group,
+                    "variant": p.label,
+                    "arch": p.arch,
+                    "scaling": p.scaling,
+                    "size": p.size,
+                    "layers": p.layers,
+                    "N": non_embedding_params(p.config.model),
+                    "test_set": key,
+                    "loss": s.final_loss.get(key, math.nan) if s.finished else math.nan,
+                    "slope": last_fraction_slope(s.curves, key, fraction=0.5),
+                    "tokens": sum(s.tokens_seen.values()),
+                    "wall_time_s": s.wall_time_s,
+                    "tokens_per_s": math.nan if s.tokens_per_s is None else s.tokens_per_s,
+                    "train_flops_per_token": s.flops_per_target_token,
+                    "status": s.status,
+                    "reason": s.reason,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class LawFit:
+    """Eq. 7 fitted to one series: its fit (law parameters alpha=beta, p=alpha, L_inf) and its uncertainty."""
+
+    keys: dict[str, Any]
+    fit: fitting.Fit
+    spread: uncertainty.Uncertainty | None  # None when fitted without uncertainty
+
+
+def fit_power_laws(
+    points: pd.DataFrame,
+    by: Sequence[str],
+    n0: float,
+    relative_sigma: float,
+    n_samples: int = 0,
+    seed: int = 0,
+    workers: int = 1,
+) -> list[LawFit]:
+    """Zhang Eq. 7, L(N) = beta (N / N0)^-alpha + L_inf, fitted to the rows (columns N, loss) of each group of
+    `by` by the robust multi-start fit from the law's start grid. With `n_samples` > 1 the uncertainty
+    refits on losses perturbed by Gaussian noise of `relative_sigma` x loss, each refit restarted from the
+    whole grid: with as few points as parameters a warm-started refit stays in the first fit's valley and
+    understates the spread tenfold or more. The groups' refits run in `workers` processes. Groups need >= 3
+    points."""
+    groups = list(points.dropna(subset=["loss"]).groupby(list(by), sort=False))
+    for values, group in groups:
+        if len(group) < 3:
+            raise ValueError(f"group {values}: {len(group)} points; Eq. 7 has 3 parameters")
+    law = _eq7(n0)
+    fits = [fitting.fit_multistart(law, group[["N"]], group["loss"].to_numpy()) for _, group in groups]
+    spreads: list[uncertainty.Uncertainty | None] = [None] * len(fits)
+    if n_samples > 1:
+        spreads = uncertainty.restarted_in_workers(
+            fits, [(_eq7, (n0,))] * len(fits), "perturbation", n_samples, seed, relative_sigma, workers
+        )
+    return [
+        LawFit(dict(zip(by, values if isinstance(values, tuple) else (values,), strict=True)), fit, spread)
+        for (values, _), fit, spread in zip(groups, fits, spreads, strict=True)
+    ]
+
+
+def _eq7(n0: float) -> laws.Law:
+    # scipy's L-BFGS-B per start: on 3-6 points about 4x faster than the batched optimiser
+    return dataclasses.replace(laws.power_law(n0), batched=False)
+
+
+def law_parameters(fits: Sequence[LawFit], level: float = 0.95) -> pd.DataFrame:
+    """One row per fit in the paper's names: alpha (exponent), beta, L_inf, each with an interval, and the
+    number of points; `alpha_gt_0` is the share of perturbed refits whose exponent exceeds 0.001. Intervals
+    are NaN for fits without uncertainty."""
+    rows = []
+    paper_names = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
+    for f in fits:
+        row = {**f.keys, "points": len(f.fit.y), "r2": f.fit.evaluate(f.fit.x, f.fit.y).r2}
+        coefficients = None if f.spread is None else f.spread.coefficients(level).set_index("parameter")
+        for name, paper in paper_names.items():
+            row[paper] = f.fit.params[name]
+            for side in ("lower", "upper"):
+                row[f"{paper}_{side}"] = math.nan if coefficients is None else coefficients.loc[name, side]
+        row["alpha_gt_0"] = math.nan if f.spread is None else float((f.spread.samples["p"] > 1e-3).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def law_curves(fits: Sequence[LawFit], n_points: int = 40) -> pd.DataFrame:
+    """Each fitted law on a log grid over its points' range of N: columns of the fit's keys, N, loss."""
+    frames = []
+    for f in fits:
+        n = np.geomspace(f.fit.x[:, 0].min(), f.fit.x[:, 0].max(), n_points)
+        frames.append(pd.DataFrame({**f.keys, "N": n, "loss": f.fit.predict(n[:, None])}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def piece_shares(data: ExperimentData, lang: str) -> dict[str, float]:
+    """Among the reference tokens of the run's test sets into `lang`: the share of unknown pieces ("unknown")
+    and of byte pieces ("byte", a byte-fallback vocabulary spelling a character it lacks)."""
+    targets = [token for t in data.test_sets if t.target_lang == lang for e in t.examples for token in e.tgt]
+    if not targets:
+        raise ValueError(f"no test set translates into {lang!r}")
+    return {
+        "unknown": sum(token == UNK for token in targets) / len(targets),
+        "byte": sum(map(data.tokenizer.is_byte, targets)) / len(targets),
+    }
+
+
+def vocabulary_check(data: DataConfig, cache_dir: Path, lang: str, workers: int = 1) -> pd.DataFrame:
+    """`piece_shares` of `lang`'s references under the vocabulary of `data` without and with byte fallback
+    (columns byte_fallback, unknown, byte), the two vocabularies trained side by side over `workers`."""
+    fallbacks = (False, True)
+    jobs = [(dataclasses.replace(data, byte_fallback=fallback), cache_dir, lang) for fallback in fallbacks]
+    shares = pool.parallel_map(_prepared_piece_shares, jobs, workers)
+    return pd.DataFrame([{"byte_fallback": f} | s for f, s in zip(fallbacks, shares, strict=True)])
+
+
+def _prepared_piece_shares(data: DataConfig, cache_dir: Path, lang: str) -> dict[str, float]:
+    return piece_shares(prepare_data(data, cache_dir), lang)
+
+
+def direction_kind(direction: str, trained: Sequence[str]) -> str:
+    """'en-xx' or 'xx-en' for a trained direction, 'zero-shot' for one the run never trained on."""
+    if direction not in trained:
+        return "zero-shot"
+    src_lang, _ = split_direction(direction)
+    return "xx-en" if src_lang != "en" else "en-xx"
+
+
+def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
+    """One row per run and test set of runs that translated at the end of training: variant, size, group,
+    direction, kind (en-xx, xx-en, zero-shot), test_set, loss, bleu, chrf, off_target_rate."""
+    rows = []
+    for p, s in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.label} size {p.size}"):
+        if not s.finished or s.translation is None:
+            raise ValueError(
+                f"run {s.run_id} ({p.label}): status {s.status}, translation {s.translation is not None}"
+            )
+        trained = s.config["data"]["directions"]
+        for key, scores in s.translation.items():
+            direction, test_set = key.split("/")
+            rows.append(
+                {
+                    "variant": p.label,
+                    "size": p.size,
+                    "N": non_embedding_params(p.config.model),
+                    "group": p.group,
+                    "direction": direction,
+                    "kind": direction_kind(direction, trained),
+                    "test_set": test_set,
+                    "loss": s.final_loss[key],
+                    "bleu": scores["bleu"],
+                    "chrf": scores["chrf"],
+                    "off_target_rate": scores["off_target_rate"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table3(translations: pd.DataFrame, reference: str = "EncDec") -> pd.DataFrame:
+    """The paper's Table 3 from `translation_table` rows: per variant and size, mean BLEU over En->XX,
+    XX->En and zero-shot test sets, zero-shot loss and translation-language accuracy (ACC, % on target);
+    the reference variant keeps its scores, the others show the difference to it at the same size, except
+    the zero-shot columns, which the paper prints as scores for every model."""
+    if reference not in set(translations["variant"]):
+        raise ValueError(f"no {reference!r} rows to take differences against")
+    grouped = translations.groupby(["size", "variant", "kind"], sort=False)
+    means = grouped[["bleu", "loss", "off_target_rate"]].mean().reset_index()
+    wide = means.pivot_table(
+        index=["size", "variant"], columns="kind", values=["bleu", "loss", "off_target_rate"], sort=False
+    )
+    table = pd.DataFrame(
+        {
+            "En->XX BLEU": wide[("bleu", "en-xx")],
+            "XX->En BLEU": wide[("bleu", "xx-en")],
+            "zero-shot BLEU": wide[("bleu", "zero-shot")],
+            "zero-shot loss": wide[("loss", "zero-shot")],
+            "zero-shot ACC": 100 * (1 - wide[("off_target_rate", "zero-shot")]),
+        }
+    )
+    supervised = ["En->XX BLEU", "XX->En BLEU"]
+    rows = []
+    for size, block in table.groupby(level="size", sort=False):
+        ref = block.xs(reference, level="variant")[supervised].iloc[0]
+        for (_, variant), row in block.iterrows():
+            out = row.copy()
+            if variant != reference:
+                out[supervised] = row[supervised] - ref
+            rows.append({"size": size, "variant": variant, **out.to_dict()})
+    return pd.DataFrame(rows)
+
+
+ENCDEC = "EncDec"
+
+
+def mean_loss(table: pd.DataFrame) -> pd.DataFrame:
+    """Loss averaged over test sets: one row per variant and size (columns variant, size, loss)."""
+    return table.groupby(["variant", "size"], sort=False)["loss"].mean().reset_index()
+
+
+def gaps_to_encdec(table: pd.DataFrame) -> pd.DataFrame:
+    """Per language-model variant and size: mean loss over test sets minus that of the EncDec of the size."""
+    means = mean_loss(table)
+    encdec = means[means["variant"] == ENCDEC].set_index("size")["loss"]
+    lms = means[(means["variant"] != ENCDEC) & means["size"].isin(encdec.index)].copy()
+    lms["gap"] = lms["loss"].to_numpy() - encdec.reindex(lms["size"]).to_numpy()
+    return lms
+
+
+def wide_minus_deep(table: pd.DataFrame) -> pd.Series:
+    """Mean loss over test sets of LM + Wide minus that of LM + Deep (`run_table` rows), per language pair
+    where the table has a `group` column, architecture and size, wherever both were trained (an empty series
+    where none was)."""
+    keys = [key for key in ("group", "arch", "size") if key in table]
+    scaled = table[table["scaling"].isin(SCALINGS)]
+    means = scaled.groupby([*keys, "scaling"])["loss"].mean().unstack("scaling")
+    if not set(SCALINGS) <= set(means.columns):
+        return pd.Series(dtype=float, name="wide_minus_deep")
+    both = means.dropna(subset=list(SCALINGS))
+    return (both["wide"] - both["deep"]).rename("wide_minus_deep")

@@ -1,0 +1,251 @@
+"""Chapter 3's runs, as configs built from the chapter's parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nmtscale import corpus
+from nmtscale.config import RunConfig, override
+from nmtscale.engine.counting import lm_deep_config, lm_wide_config, parameter_counts
+from nmtscale.engine.model import ModelConfig
+from nmtscale.errors import ConfigurationError
+from nmtscale.studies import bivariate
+
+ARCH_NAMES = {
+    "encdec": "EncDec",
+    "prefixlm": "PrefixLM",
+    "prefixlm_toponly": "PrefixLM + TopOnly",
+    "causallm": "CausalLM",
+    "causallm_tgtonly": "CausalLM + TgtOnly",
+}
+
+
+SCALINGS = ("deep", "wide")
+
+
+@dataclass(frozen=True)
+class PlannedModel:
+    """One run of the comparison: its variant ('prefixlm+deep'), the EncDec size it is matched to (layers per
+    side), a free-form group (e.g. the data setting) and the full run config."""
+
+    variant: str
+    size: int
+    group: str
+    config: RunConfig
+
+    @property
+    def arch(self) -> str:
+        return self.config.model.arch
+
+    @property
+    def scaling(self) -> str:
+        """'depth' for EncDec, else 'deep' or 'wide'."""
+        return self.variant.partition("+")[2] or "depth"
+
+    @property
+    def layers(self) -> int:
+        """All layers of the model: encoder plus decoder, or the single stack of a language model."""
+        return self.config.model.enc_layers + self.config.model.dec_layers
+
+    @property
+    def label(self) -> str:
+        """The paper's name: 'EncDec', 'PrefixLM + Deep', 'CausalLM + TgtOnly + Wide'."""
+        name = ARCH_NAMES[self.arch]
+        return name if self.scaling == "depth" else f"{name} + {self.scaling.capitalize()}"
+
+
+def parse_variant(variant: str) -> tuple[str, str]:
+    """'prefixlm+deep' -> ('prefixlm', 'deep'); 'encdec' -> ('encdec', 'depth'); ConfigurationError if
+    the architecture or the scaling is unknown."""
+    arch, _, scaling = variant.partition("+")
+    if arch not in ARCH_NAMES:
+        raise ConfigurationError(
+            f"variant {variant!r}: unknown architecture {arch!r}; valid: {list(ARCH_NAMES)}"
+        )
+    if arch == "encdec":
+        if scaling:
+            raise ConfigurationError(f"variant {variant!r}: EncDec is scaled by depth only; write 'encdec'")
+        return arch, "depth"
+    if scaling not in SCALINGS:
+        raise ConfigurationError(
+            f"variant {variant!r}: a language model needs '+deep' or '+wide' (e.g. '{arch}+deep')"
+        )
+    return arch, scaling
+
+
+def matched_model(encdec: ModelConfig, variant: str) -> ModelConfig:
+    """The model of `variant` matched to the EncDec `encdec` (itself for 'encdec')."""
+    arch, scaling = parse_variant(variant)
+    if arch == "encdec":
+        return encdec
+    return (lm_deep_config if scaling == "deep" else lm_wide_config)(encdec, arch)
+
+
+def architecture_plan(
+    base: RunConfig, sizes: Sequence[int], variants: Sequence[str], group: str = ""
+) -> list[PlannedModel]:
+    """For each EncDec size k (k encoder and k decoder layers) the model of every variant matched to it.
+
+    Width, data and training come from `base`, whose model must be an encdec. Sizes must be >= 1.
+    """
+    if base.model.arch != "encdec":
+        raise ConfigurationError(f"architecture_plan: the base model must be encdec, not {base.model.arch!r}")
+    if not sizes or min(sizes) < 1:
+        raise ConfigurationError(f"architecture_plan: sizes must be EncDec depths >= 1, not {list(sizes)}")
+    for variant in variants:
+        parse_variant(variant)
+    plan = []
+    for variant in variants:
+        for size in sizes:
+            encdec = base.model.replace(enc_layers=size, dec_layers=size)
+            model = matched_model(encdec, variant)
+            changes = {
+                f"model.{key}": getattr(model, key) for key in ("arch", "enc_layers", "dec_layers", "d_ff")
+            }
+            plan.append(PlannedModel(variant, size, group, override(base, changes)))
+    return plan
+
+
+def non_embedding_params(cfg: ModelConfig) -> int:
+    counts = parameter_counts(cfg)
+    return counts["encoder"] + counts["decoder"]
+
+
+# Chapter 3's parameters (params/03_lm_vs_encdec/<scale>.yaml) that its plans read.
+PARAMETER_NAMES = (
+    "seed",
+    "pairs",
+    "d_model",
+    "d_ff",
+    "n_heads",
+    "vocab_size",
+    "max_train_pairs",
+    "steps",
+    "max_tokens",
+    "warmup_steps",
+    "optimizer",
+    "lr",
+    "eval_points",
+    "encdec_eval_points",
+    "final_fraction",
+    "variants",
+    "noise_sizes",
+    "noise_seeds",
+    "ml_directions",
+    "ml_eval_directions",
+    "ml_test_sets",
+    "ml_max_test_pairs",
+    "ml_max_train_pairs",
+    "ml_vocab_size",
+    "ml_character_coverage",
+    "ml_byte_fallback",
+    "ml_temperature",
+    "ml_steps",
+    "ml_decode_sentences",
+    "ml_variants",
+    "transfer_helpers",
+    "transfer_de_share",
+    "transfer_variants",
+)
+
+
+def chapter_base(params: Mapping[str, Any]) -> RunConfig:
+    """Chapter 3's bilingual base run: chapter 1's recipe (`bivariate.base_config`) at chapter 3's width and
+    budget, evaluated on chapter 1's schedule, so that its EncDec runs are chapter 1's runs where they
+    match."""
+    keys = ["d_model", "d_ff", "n_heads", "vocab_size", "max_train_pairs", "steps", "max_tokens"]
+    keys += ["warmup_steps", "optimizer", "lr", "seed", "final_fraction"]
+    return bivariate.base_config(
+        {**{key: params[key] for key in keys}, "eval_points": params["encdec_eval_points"]}
+    )
+
+
+def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
+    """The test sets of chapter 1 (`bivariate.TEST_SETS`) the corpus has for each language pair."""
+    return {
+        pair: [name for name in bivariate.TEST_SETS if name in corpus.test_set_names(*pair.split("-"))]
+        for pair in pairs
+    }
+
+
+def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
+    """Chapter 3's bilingual runs: every variant of ``params["variants"]`` at its sizes on each pair (language
+    models evaluated ``eval_points`` times), and the EncDec sizes ``noise_sizes`` with every seed of
+    ``noise_seeds``, whose spread is the seed noise."""
+    base = chapter_base(params)
+    interval = params["steps"] // params["eval_points"]
+    lm_schedule = {"train.checkpoint_interval": interval, "eval.interval": interval}
+    test_sets = pair_test_sets(params["pairs"])
+    plan, noise_plan = [], []
+    for pair in params["pairs"]:
+        pair_base = override(base, {"data.directions": [pair], "data.test_sets": test_sets[pair]})
+        for variant, sizes in params["variants"].items():
+            variant_base = pair_base if variant == "encdec" else override(pair_base, lm_schedule)
+            plan += architecture_plan(variant_base, sizes, [variant], group=pair)
+        noise_plan += [
+            PlannedModel(
+                "encdec",
+                size,
+                pair,
+                override(pair_base, {"model.enc_layers": size, "model.dec_layers": size, "train.seed": s}),
+            )
+            for size in params["noise_sizes"]
+            for s in params["noise_seeds"]
+        ]
+    return plan, noise_plan
+
+
+def multilingual_base(params: Mapping[str, Any]) -> RunConfig:
+    """The many-to-many base run (Zhang Sec. 6): chapter 3's model on the ``ml_directions``, evaluated on the
+    zero-shot ``ml_eval_directions``, with its own vocabulary, sampling temperature and budget, translating
+    greedily at the end."""
+    interval = params["ml_steps"] // params["eval_points"]
+    return override(
+        chapter_base(params),
+        {
+            "data.directions": params["ml_directions"],
+            "data.eval_directions": params["ml_eval_directions"],
+            "data.test_sets": params["ml_test_sets"],
+            "data.max_test_pairs": params["ml_max_test_pairs"],
+            "data.max_train_pairs": params["ml_max_train_pairs"],
+            "data.vocab_size": params["ml_vocab_size"],
+            "data.character_coverage": params["ml_character_coverage"],
+            "data.byte_fallback": params["ml_byte_fallback"],
+            "data.temperature": params["ml_temperature"],
+            "train.steps": params["ml_steps"],
+            "train.checkpoint_interval": interval,
+            "eval.interval": interval,
+            "eval.decode": "greedy",
+            "eval.max_decode_sentences": params["ml_decode_sentences"],
+        },
+    )
+
+
+def multilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
+    """The many-to-many runs of ``ml_variants`` and the transfer runs: De->En at a ``transfer_de_share`` of
+    the updates beside X->En for each of ``transfer_helpers``, every variant of ``transfer_variants``."""
+    ml_base = multilingual_base(params)
+    many = [
+        p
+        for variant, sizes in params["ml_variants"].items()
+        for p in architecture_plan(ml_base, sizes, [variant], "many-to-many")
+    ]
+    transfer = []
+    share = params["transfer_de_share"]
+    for helper in params["transfer_helpers"]:
+        helper_base = override(
+            ml_base,
+            {
+                "data.directions": ["de-en", f"{helper}-en"],
+                "data.eval_directions": [],
+                "data.test_sets": ["l10n"],
+                "data.temperature": None,
+                "data.weights": [share, 1 - share],
+                "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *params["transfer_helpers"]]],
+            },
+        )
+        for variant, sizes in params["transfer_variants"].items():
+            transfer += architecture_plan(helper_base, sizes, [variant], f"De + {helper.capitalize()}")
+    return many, transfer

@@ -1,0 +1,632 @@
+"""Chapter 3's verdicts: each of the paper's claims graded on the analysis, with the numbers behind them."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nmtscale.studies.architectures.analysis import ENCDEC, gaps_to_encdec, mean_loss, wide_minus_deep
+from nmtscale.studies.architectures.evaluation import LENGTH_BUCKETS
+from nmtscale.studies.architectures.plan import ARCH_NAMES
+from nmtscale.studies.claims import (
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    PARTLY,
+    REPRODUCED,
+    Claim,
+    by_count,
+    by_differences,
+    graded,
+    untestable,
+)
+
+PREFIX_DEEP, PREFIX_WIDE = "PrefixLM + Deep", "PrefixLM + Wide"
+
+
+TOPONLY_DEEP = "PrefixLM + TopOnly + Deep"
+
+
+CAUSAL_DEEP, TGTONLY_DEEP = "CausalLM + Deep", "CausalLM + TgtOnly + Deep"
+
+
+EXPONENT_STABILITY = 0.05  # Zhang et al.: exponents change "often less than 0.05" across settings
+
+
+# Below this zero-shot BLEU for every model the outputs are not translations (a repeated piece, a run of
+# byte pieces), and the language they are identified as says nothing about zero-shot translation.
+TRANSLATING_BLEU = 1.0
+
+
+@dataclass(frozen=True)
+class Noise:
+    """A noise level in nats and how it was derived (the Claim rows show the words)."""
+
+    nats: float
+    meaning: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.nats:.3f} nats: {self.meaning}"
+
+
+def claims(
+    table: pd.DataFrame,
+    seed_std: float,
+    exponents: pd.DataFrame,
+    settings: pd.DataFrame,
+    compute: pd.DataFrame,
+    multilingual: pd.DataFrame,
+    transfer: pd.DataFrame,
+) -> list[Claim]:
+    """The chapter's claims, each graded by the rule it states.
+
+    table: `run_table` rows of the bilingual runs (variant, size, test_set, loss); with a `group` column (the
+    language pair) the bilingual claims are judged per pair, each claim named with its pair. seed_std: the
+    seed-to-seed standard deviation of a run's final loss. A difference between two runs counts when it
+    exceeds twice its standard deviation, 2 sqrt(2) seed_std; a change of a gap between sizes (four runs)
+    when it exceeds 4 seed_std. exponents: `law_parameters` of the Fig. 3 settings; settings:
+    `evaluation_settings` (both split by `group` when the table is); compute: `flops_table` joined with
+    measured tokens_per_s; multilingual, transfer: `translation_table` rows (transfer: the low-resource
+    direction's).
+    """
+    noise = Noise(difference_noise(seed_std), f"2 std of a difference of two runs (seed std {seed_std:.4f})")
+    change_noise = Noise(4 * seed_std, f"2 std of a change between two differences (seed std {seed_std:.4f})")
+    found: list[Claim] = []
+    if "group" in table:
+        for pair in table["group"].unique():
+            found += [
+                dataclasses.replace(claim, claim=f"{claim.claim} ({pair})")
+                for claim in _bilingual_claims(
+                    table[table["group"] == pair],
+                    exponents[exponents["group"] == pair],
+                    settings[settings["group"] == pair],
+                    noise,
+                    change_noise,
+                )
+            ]
+    else:
+        found += _bilingual_claims(table, exponents, settings, noise, change_noise)
+    return [
+        *found,
+        _compute_claim(compute),
+        *_multilingual_claims(multilingual, noise),
+        _transfer_claim(transfer, noise),
+    ]
+
+
+def difference_noise(seed_std: float) -> float:
+    """When a difference between two single runs counts: twice its standard deviation, 2 sqrt(2) seed_std."""
+    return 2 * math.sqrt(2) * seed_std
+
+
+def verdict_numbers(
+    table: pd.DataFrame,
+    n_models: int,
+    steps: int,
+    max_tokens: int,
+    per_run: pd.DataFrame,
+    seed_std: float,
+    exponents: pd.DataFrame,
+    translations: pd.DataFrame,
+    decode_sentences: int,
+    ml: pd.DataFrame,
+    ml_steps: int,
+) -> str:
+    """The chapter's "numbers behind the verdicts" as Markdown bullets, from its tables: the bilingual runs
+    (`table`, with a `group` per language pair; `n_models` planned, trained for `steps` updates of about
+    `max_tokens` target tokens; `per_run` with `slope_2nd_half`), the seed noise, the gaps to EncDec, LM +
+    Wide against LM + Deep, the Eq. 7 exponents, the BLEU of the bilingual `translations` and of the
+    multilingual runs (`ml`, `translation_table` rows, trained for `ml_steps`)."""
+    finished = table.drop_duplicates("run_id")
+    pairs = list(table["group"].unique())
+    noise_threshold = difference_noise(seed_std)
+    supervised_bleu = ml.loc[ml["kind"] != "zero-shot", "bleu"]
+    zero_shot = ml[ml["kind"] == "zero-shot"]
+    lines = [
+        f"- {len(finished)} bilingual runs on {', '.join(pairs)} ({n_models} models), "
+        f"{finished['N'].min():,}-{finished['N'].max():,} non-embedding parameters, {steps} updates of "
+        f"~{max_tokens} target tokens; over the second half of training the loss still fell "
+        f"{-per_run['slope_2nd_half'].max():.3f}-{-per_run['slope_2nd_half'].min():.3f} nats per doubling of "
+        "the steps.",
+        f"- Seed noise: {seed_std:.4f} nats standard deviation of the final loss; a difference between two "
+        f"runs counts above {noise_threshold:.3f} nats.",
+    ]
+    for pair in pairs:
+        gap_summary = gaps_to_encdec(table[table["group"] == pair])
+        lines.append(
+            f"- {pair}, mean loss over test sets, gap to EncDec at equal size: "
+            + "; ".join(
+                f"{v} " + ", ".join(f"{g:+.3f}" for g in group.sort_values("size")["gap"])
+                for v, group in gap_summary.groupby("variant")
+            )
+            + f" (sizes {', '.join(str(int(x)) for x in sorted(gap_summary['size'].unique()))})."
+        )
+    wide_gaps = wide_minus_deep(table)
+    lines += [
+        f"- LM + Wide minus LM + Deep: behind in {int((wide_gaps > 0).sum())} of {len(wide_gaps)} "
+        f"comparisons, beyond {noise_threshold:.3f} nats in {int((wide_gaps > noise_threshold).sum())}.",
+        f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
+        f"{exponents['alpha'].max():.3f}; median 95% interval width "
+        f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",
+        f"- BLEU of the bilingual models ({decode_sentences} sentences per set): "
+        f"{translations['bleu'].min():.1f}-{translations['bleu'].max():.1f}.",
+        f"- Multilingual ({ml_steps} updates): supervised BLEU {supervised_bleu.min():.1f}-"
+        f"{supervised_bleu.max():.1f}, zero-shot BLEU {zero_shot['bleu'].min():.1f}-"
+        f"{zero_shot['bleu'].max():.1f}, zero-shot off-target rate {zero_shot['off_target_rate'].min():.2f}-"
+        f"{zero_shot['off_target_rate'].max():.2f}.",
+    ]
+    return "\n".join(lines)
+
+
+def _compute_claim(compute: pd.DataFrame) -> Claim:
+    per_size = compute.set_index(["variant", "size"])
+    lm_rows = per_size.drop(index=ENCDEC, level="variant")
+    enc_flops = per_size.xs(ENCDEC, level="variant")
+    fewer = all(
+        row[kind] > enc_flops.loc[size, kind]
+        for (_, size), row in lm_rows.iterrows()
+        for kind in ("train_flops_per_token", "inference_flops_per_token")
+    )
+    sizes = lm_rows.index.get_level_values("size")
+    ratio = lm_rows["train_flops_per_token"] / enc_flops["train_flops_per_token"].reindex(sizes).to_numpy()
+    speed = lm_rows["tokens_per_s"] / enc_flops["tokens_per_s"].reindex(sizes).to_numpy()
+    return Claim(
+        "EncDec needs fewer FLOPs per token than the LMs (Fig. 7)",
+        "EncDec demands less computation than every LM, the gap narrowing at scale (Sec. 5.1, Fig. 7)",
+        f"LM / EncDec training FLOPs at equal size: {ratio.min():.2f}-{ratio.max():.2f}x; measured training "
+        f"speed LM / EncDec {speed.min():.2f}-{speed.max():.2f}x",
+        REPRODUCED if fewer else NOT_REPRODUCED,
+        "analytic training and inference FLOPs of every LM above its EncDec's",
+    )
+
+
+@dataclass(frozen=True)
+class _PairRuns:
+    """One language pair's runs as the Sec. 5 claims read them: mean loss over test sets per (variant,
+    size), each LM's gap to EncDec, the variants and sizes run, the Deep-Wide differences and the noise."""
+
+    means: pd.Series  # mean loss by (variant, size)
+    gap_at: pd.Series  # loss minus EncDec's by (variant, size)
+    variants: set[str]  # the LM variants run (EncDec not among them)
+    sizes: list[int]
+    wide_deep: pd.DataFrame  # `wide_minus_deep`
+    noise: Noise
+    change_noise: Noise
+
+    @property
+    def small(self) -> int:
+        return self.sizes[0]
+
+    @property
+    def large(self) -> int:
+        return self.sizes[-1]
+
+
+def _bilingual_claims(
+    table: pd.DataFrame, exponents: pd.DataFrame, settings: pd.DataFrame, noise: Noise, change_noise: Noise
+) -> list[Claim]:
+    """The claims of Sec. 5 (Fig. 2, 3, 9) on one language pair's runs; see `claims` for the rules."""
+    gaps = gaps_to_encdec(table)
+    pair = _PairRuns(
+        means=mean_loss(table).set_index(["variant", "size"])["loss"],
+        gap_at=gaps.set_index(["variant", "size"])["gap"],
+        variants=set(gaps["variant"]),
+        sizes=[int(s) for s in sorted(gaps["size"].unique())],
+        wide_deep=wide_minus_deep(table.drop(columns="group", errors="ignore")),
+        noise=noise,
+        change_noise=change_noise,
+    )
+    prefix_close = [_prefix_close_claim(pair)] if PREFIX_DEEP in pair.variants else []
+    return [
+        _gap_narrows_claim(pair),
+        *prefix_close,
+        _loss_order_claim(
+            pair,
+            "CausalLM is behind EncDec",
+            "CausalLM retains a clear gap against the others (Fig. 2)",
+            ENCDEC,
+            CAUSAL_DEEP,
+            pair.sizes,
+        ),
+        # causal masking alone: both without a source-side loss, so only the mask differs
+        _loss_order_claim(
+            pair,
+            "CausalLM + TgtOnly is behind PrefixLM (causal masking alone)",
+            "full visibility of the source (PrefixLM) beats causal masking (Fig. 2)",
+            PREFIX_DEEP,
+            TGTONLY_DEEP,
+            pair.sizes,
+        ),
+        _tgtonly_claim(pair),
+        _deep_vs_wide_claim(pair),
+        _deep_wide_gap_claim(pair),
+        _ordering_claim(pair),
+        _loss_order_claim(
+            pair,
+            "TopOnly is ahead at small sizes",
+            "topmost-layer source encodings (TopOnly) help when there are fewer parameters (Fig. 2)",
+            TOPONLY_DEEP,
+            PREFIX_DEEP,
+            [pair.small],
+        ),
+        _exponent_stability_claim(exponents),
+        *_setting_claims(settings, noise),
+        _ranking_claim(settings, noise),
+    ]
+
+
+def _gap_narrows_claim(pair: _PairRuns) -> Claim:
+    """Fig. 2: the LMs behind EncDec at the smallest size close the gap as they grow."""
+    small, large, gap_at, noise = pair.small, pair.large, pair.gap_at, pair.noise
+    behind = sorted(v for v in pair.variants if gap_at[(v, small)] > noise.nats)
+    shrink = [gap_at[(v, small)] - gap_at[(v, large)] for v in behind]
+    return graded(
+        "The gap to EncDec narrows as models grow (Fig. 2)",
+        "LMs that are poor at small scale gain more from parameters; the gap narrows at scale",
+        "; ".join(
+            f"{v}: {gap_at[(v, small)]:+.3f} -> {gap_at[(v, large)]:+.3f}" for v in sorted(pair.variants)
+        ),
+        by_differences(shrink, pair.change_noise.nats)
+        if behind
+        else (NOT_TESTABLE, f"no LM behind EncDec by more than {noise.nats:.3f} nats at size {small}"),
+        f"for the LMs behind EncDec at size {small} by more than the difference noise "
+        f"({', '.join(behind) or 'none'}): the gap at size {large} smaller by more than the change noise "
+        "(mean loss over test sets)",
+        f"differences {noise.text}; changes {pair.change_noise.text}",
+    )
+
+
+def _prefix_close_claim(pair: _PairRuns) -> Claim:
+    """Fig. 2: PrefixLM never falls behind EncDec by more than the noise."""
+    gap = [pair.gap_at[(PREFIX_DEEP, s)] for s in pair.sizes]
+    return Claim(
+        "PrefixLM is close to EncDec",
+        "PrefixLM and EncDec converge to similar quality bands (Fig. 2)",
+        "PrefixLM + Deep - EncDec: " + ", ".join(f"{g:+.3f}" for g in gap),
+        REPRODUCED if all(g <= pair.noise.nats for g in gap) else NOT_REPRODUCED,
+        "PrefixLM never behind EncDec by more than the noise",
+        pair.noise.text,
+    )
+
+
+def _loss_order_claim(
+    pair: _PairRuns, claim: str, paper: str, better: str, worse: str, which: Sequence[int]
+) -> Claim:
+    """`worse` behind `better` by more than the noise at every size in `which`."""
+    rule = f"loss({worse}) - loss({better}) above the noise at every size"
+    run = pair.variants | {ENCDEC}
+    if better not in run or worse not in run:
+        return untestable(claim, paper, f"{better} or {worse} not run", rule, "not run at this scale")
+    diffs = [pair.means[(worse, s)] - pair.means[(better, s)] for s in which]
+    sizes_text = ", ".join(f"size {s}: {d:+.3f}" for s, d in zip(which, diffs, strict=True))
+    measured = f"loss({worse}) - loss({better}): {sizes_text}"
+    return graded(claim, paper, measured, by_differences(diffs, pair.noise.nats), rule, pair.noise.text)
+
+
+def _deep_vs_wide_claim(pair: _PairRuns) -> Claim:
+    """Zhang: with fewer parameters, LM + Deep beats LM + Wide; judged at the smallest size."""
+    claim = "LM + Deep is ahead of LM + Wide at the smallest size"
+    paper = "LM + Deep outperforms LM + Wide when there are fewer parameters (Sec. 5.1, Fig. 2)"
+    rule = f"loss(Wide) - loss(Deep) above the noise for every architecture at size {pair.small}"
+    wide_deep = pair.wide_deep
+    if wide_deep.empty:
+        return untestable(claim, paper, "no architecture trained both ways", rule, "not run at this scale")
+    at_small = wide_deep[wide_deep.index.get_level_values("size") == pair.small]
+    measured = "loss(Wide) - loss(Deep): " + "; ".join(
+        f"{ARCH_NAMES[arch_name]}: " + ", ".join(f"size {size}: {d:+.3f}" for (_, size), d in per.items())
+        for arch_name, per in wide_deep.groupby(level="arch")
+    )
+    return graded(
+        claim, paper, measured, by_differences(list(at_small), pair.noise.nats), rule, pair.noise.text
+    )
+
+
+def _deep_wide_gap_claim(pair: _PairRuns) -> Claim:
+    """Zhang: "the difference between LM + Deep and LM + Wide almost disappears at the end"."""
+    small, large, noise, change_noise = pair.small, pair.large, pair.noise, pair.change_noise
+    claim = "The Deep-Wide gap almost disappears at the largest size"
+    paper = "the difference between LM + Deep and LM + Wide almost disappears at the end (Sec. 5.1)"
+    rule = (
+        f"for every architecture where Deep leads Wide at size {small} by more than the noise: at size "
+        f"{large} the gap within the noise, or smaller than at size {small} by more than the change noise"
+    )
+    if pair.wide_deep.empty:
+        return untestable(claim, paper, "no architecture trained both ways", rule, "not run at this scale")
+    gaps = pair.wide_deep.unstack("size")
+    led = gaps[gaps[small] > noise.nats] if small in gaps and large in gaps else gaps.iloc[:0]
+    measured = "; ".join(
+        f"{ARCH_NAMES[arch_name]}: {row[small]:+.3f} -> {row[large]:+.3f}"
+        for arch_name, row in gaps.iterrows()
+        if small in row and large in row
+    )
+    if led.empty:
+        reason = f"Deep leads Wide by more than {noise.nats:.3f} nats at size {small} in no architecture"
+        return untestable(claim, paper, measured, rule, reason, noise.text)
+    closed = (led[large].abs() <= noise.nats) | (led[small] - led[large] > change_noise.nats)
+    return graded(
+        claim,
+        paper,
+        measured,
+        by_count(int(closed.sum()), len(led)),
+        rule,
+        f"differences {noise.text}; changes {change_noise.text}",
+    )
+
+
+def _ordering_claim(pair: _PairRuns) -> Claim:
+    """Zhang: "PrefixLM and EncDec converge to a similar quality bands followed by CausalLM + TgtOnly while
+    CausalLM still retains a clear gap against the others"."""
+    large, noise = pair.large, pair.noise
+    claim = "At the largest size: EncDec ~ PrefixLM, then CausalLM + TgtOnly, then CausalLM"
+    paper = (
+        "PrefixLM and EncDec converge to similar quality bands followed by CausalLM + TgtOnly while "
+        "CausalLM retains a clear gap (Sec. 5.1, Fig. 2)"
+    )
+    order = [ENCDEC, PREFIX_DEEP, TGTONLY_DEEP, CAUSAL_DEEP]
+    rule = (
+        f"at size {large}: |PrefixLM - EncDec| within the noise; CausalLM + TgtOnly behind both and "
+        "CausalLM behind CausalLM + TgtOnly, each by more than the noise"
+    )
+    if any(v not in pair.variants | {ENCDEC} for v in order):
+        return untestable(claim, paper, "not every variant was run", rule, "not run at this scale")
+    loss = {v: pair.means[(v, large)] for v in order}
+    measured = f"size {large}: " + ", ".join(f"{v} {loss[v]:.3f}" for v in order)
+    holds = [
+        abs(loss[PREFIX_DEEP] - loss[ENCDEC]) <= noise.nats,
+        loss[TGTONLY_DEEP] - max(loss[PREFIX_DEEP], loss[ENCDEC]) > noise.nats,
+        loss[CAUSAL_DEEP] - loss[TGTONLY_DEEP] > noise.nats,
+    ]
+    return graded(claim, paper, measured, by_count(sum(holds), len(holds)), rule, noise.text)
+
+
+def _tgtonly_claim(pair: _PairRuns) -> Claim:
+    """Zhang: the source-side LM loss brings CausalLM no significant gain; TgtOnly is one of the inductive
+    biases that help "when there are fewer parameters"."""
+    noise = pair.noise
+    claim = "Dropping the source LM loss helps CausalLM at small sizes (TgtOnly ahead)"
+    paper = "the source-side LM objective brings no significant gain; TgtOnly helps small models (Sec. 5.1)"
+    rule = (
+        f"loss(CausalLM) - loss(CausalLM + TgtOnly) above the noise at size {pair.small} and not below minus "
+        "the noise at any size"
+    )
+    if TGTONLY_DEEP not in pair.variants or CAUSAL_DEEP not in pair.variants:
+        return untestable(claim, paper, "TgtOnly or CausalLM not run", rule, "not run at this scale")
+    diffs = [pair.means[(CAUSAL_DEEP, s)] - pair.means[(TGTONLY_DEEP, s)] for s in pair.sizes]
+    measured = "loss(CausalLM) - loss(CausalLM + TgtOnly): " + ", ".join(
+        f"size {s}: {d:+.3f}" for s, d in zip(pair.sizes, diffs, strict=True)
+    )
+    contrary = min(diffs) < -noise.nats
+    verdict = (NOT_REPRODUCED, "") if contrary else by_differences([diffs[0]], noise.nats)
+    return graded(claim, paper, measured, verdict, rule, noise.text)
+
+
+def _exponent_stability_claim(exponents: pd.DataFrame) -> Claim:
+    """Fig. 3: the fitted exponent changes marginally across evaluation settings."""
+    spread = exponents.groupby("variant")["alpha"].agg(lambda a: a.max() - a.min())
+    width = (exponents["alpha_upper"] - exponents["alpha_lower"]).median()
+    stable = bool((spread < EXPONENT_STABILITY).all())
+    claim, paper = (
+        "Exponents are stable across evaluation settings (Fig. 3)",
+        f"the exponent changes marginally across settings, often less than {EXPONENT_STABILITY}",
+    )
+    measured = (
+        f"alpha range across settings per variant: {spread.min():.3f}-{spread.max():.3f}; "
+        f"median 95% interval width {width:.3f}"
+    )
+    rule = f"range < {EXPONENT_STABILITY} for every variant"
+    interval = f"the exponents' 95% intervals (median width {width:.3f})"
+    if width > EXPONENT_STABILITY:
+        reason = f"the exponents are undetermined: intervals wider than {EXPONENT_STABILITY}"
+        return untestable(claim, paper, measured, rule, reason, interval)
+    return Claim(claim, paper, measured, REPRODUCED if stable else NOT_REPRODUCED, rule, interval)
+
+
+def _setting_claims(settings: pd.DataFrame, noise: Noise) -> list[Claim]:
+    """Fig. 3: target-original sentences are harder (when both originalities were evaluated), and
+    medium-length sources the easiest."""
+    by_setting = settings.pivot_table(index=["variant", "size"], columns="setting", values="loss")
+    found = []
+    if {"source-original", "target-original"} <= set(by_setting.columns):
+        harder = by_setting["target-original"] - by_setting["source-original"]
+        found.append(
+            graded(
+                "Target-original sentences are harder to model",
+                "the irreducible loss of target-original sentences is higher (Fig. 3)",
+                f"target- minus source-original loss: {harder.min():+.3f} to {harder.max():+.3f} "
+                f"over {len(harder)} models",
+                by_differences(harder, noise.nats),
+                "target-original loss above source-original beyond the noise in every model (the test sets "
+                "also differ in domain)",
+                noise.text,
+            )
+        )
+    lengths = by_setting[list(LENGTH_BUCKETS)]
+    medium_best = int((lengths.idxmin(axis=1) == "medium").sum())
+    found.append(
+        Claim(
+            "Medium-length sources are the easiest",
+            "translating medium-length sequences is much easier (Fig. 3)",
+            f"medium has the lowest loss in {medium_best} of {len(lengths)} models; lowest bucket counts: "
+            + ", ".join(f"{b} {n}" for b, n in lengths.idxmin(axis=1).value_counts().items()),
+            REPRODUCED if medium_best > len(lengths) / 2 else NOT_REPRODUCED,
+            "medium lowest in most models",
+        )
+    )
+    return found
+
+
+def _ranking_claim(settings: pd.DataFrame, noise: Noise) -> Claim:
+    """Zhang Sec. 5.1: the loss ranking of the architectures changes little over the Fig. 3 settings. At each
+    size, a pair of architectures *reverses* when one is ahead by more than the noise in one setting and
+    behind by more than the noise in another; an order that changes only within the noise is no change."""
+    compared, firm, reversed_pairs = 0, 0, []
+    for size, rows in settings.groupby("size"):
+        by_setting = rows.pivot_table(index="variant", columns="setting", values="loss")
+        for a, b in itertools.combinations(sorted(by_setting.index), 2):
+            difference = (by_setting.loc[a] - by_setting.loc[b]).dropna()
+            if len(difference) < 2:
+                continue
+            compared += 1
+            firm += bool(
+                (difference.abs() > noise.nats).all() and abs(np.sign(difference).sum()) == len(difference)
+            )
+            if difference.max() > noise.nats and difference.min() < -noise.nats:
+                reversed_pairs.append(f"{a} / {b} at size {size}")
+    if not compared:
+        verdict = (NOT_TESTABLE, "fewer than two settings per model")
+    elif not reversed_pairs and not firm:
+        # every pair within the noise somewhere: no order to keep or to lose
+        verdict = (NOT_TESTABLE, "no pair of architectures is apart beyond the noise in every setting")
+    elif not reversed_pairs:
+        verdict = (REPRODUCED, "")
+    else:
+        verdict = (PARTLY if len(reversed_pairs) <= compared / 4 else NOT_REPRODUCED, "")
+    settings_seen = ", ".join(sorted(settings["setting"].unique()))
+    return graded(
+        "The loss ranking of the architectures changes little across evaluation settings (Fig. 3)",
+        "the loss ranking of different models changes little over these settings",
+        f"{len(reversed_pairs)} of {compared} architecture pairs (per size) reverse their order beyond the "
+        f"noise between two of the settings ({settings_seen}); {firm} keep one order beyond the noise in "
+        "every setting"
+        + (
+            f": {'; '.join(reversed_pairs[:4])}{' ...' if len(reversed_pairs) > 4 else ''}"
+            if reversed_pairs
+            else ""
+        ),
+        verdict,
+        "reproduced if no pair of architectures reverses its order beyond the noise between two settings at "
+        "any size, partly if at most a quarter of the pairs do",
+        noise.text,
+    )
+
+
+def _multilingual_claims(ml: pd.DataFrame, noise: Noise) -> list[Claim]:
+    supervised = ml[ml["kind"] != "zero-shot"].groupby(["variant", "size"])[["loss", "bleu"]].mean()
+    zero = (
+        ml[ml["kind"] == "zero-shot"].groupby(["variant", "size"])[["loss", "bleu", "off_target_rate"]].mean()
+    )
+    sizes = [int(s) for s in sorted(ml["size"].unique())]
+    others = sorted(set(ml["variant"]) - {ENCDEC})
+
+    def deltas(frame: pd.DataFrame, column: str, variant: str) -> list[float]:
+        return [frame.loc[(variant, s), column] - frame.loc[(ENCDEC, s), column] for s in sizes]
+
+    found = [
+        graded(
+            "Multilingual: EncDec leads on supervised directions (Table 3)",
+            "EncDec almost always dominates the quality frontier on supervised directions",
+            "; ".join(
+                f"{v}: loss {', '.join(f'{d:+.3f}' for d in deltas(supervised, 'loss', v))}, "
+                f"BLEU {', '.join(f'{d:+.2f}' for d in deltas(supervised, 'bleu', v))}"
+                for v in others
+            ),
+            by_differences([d for v in others for d in deltas(supervised, "loss", v)], noise.nats),
+            "mean supervised loss of every LM above EncDec's by more than the noise at every size (BLEU "
+            "shown, too low to decide)",
+            noise.text,
+        )
+    ]
+    best_bleu = float(zero["bleu"].max())
+    no_translation = (
+        f"zero-shot BLEU at most {best_bleu:.2f} < {TRANSLATING_BLEU:g}: no model translates"
+        if best_bleu < TRANSLATING_BLEU
+        else ""
+    )
+    translating_rule = f"once some model reaches zero-shot BLEU {TRANSLATING_BLEU:g}"
+
+    def off_target(claim: str, paper: str, variant: str, holds, rule: str, extra: str = "") -> Claim:
+        off = deltas(zero, "off_target_rate", variant)
+        measured = (
+            f"off-target rate {variant} - EncDec: {', '.join(f'{d:+.2f}' for d in off)} (sizes {sizes})"
+        )
+        if no_translation:
+            return untestable(claim, paper, measured + extra, rule, no_translation)
+        return Claim(claim, paper, measured + extra, REPRODUCED if holds(off) else NOT_REPRODUCED, rule)
+
+    if PREFIX_DEEP in others:
+        found.append(
+            off_target(
+                "PrefixLM has fewer off-target zero-shot translations than EncDec",
+                "PrefixLM drastically reduces off-target translation (Fig. 5)",
+                PREFIX_DEEP,
+                lambda off: all(d < 0 for d in off),
+                f"lower off-target rate at every size, {translating_rule}",
+                "; zero-shot BLEU " + ", ".join(f"{d:+.2f}" for d in deltas(zero, "bleu", PREFIX_DEEP)),
+            )
+        )
+        loss = deltas(zero, "loss", PREFIX_DEEP)
+        found.append(
+            graded(
+                "EncDec still fits zero-shot directions best (lower loss than PrefixLM)",
+                "PrefixLM usually underperforms EncDec in perplexity on zero-shot pairs (Sec. 6)",
+                f"zero-shot loss PrefixLM - EncDec: {', '.join(f'{d:+.3f}' for d in loss)}",
+                by_differences(loss, noise.nats),
+                "PrefixLM's zero-shot loss above EncDec's by more than the noise at every size",
+                noise.text,
+            )
+        )
+    found.append(_zero_shot_scaling_claim(zero, sizes, no_translation, translating_rule))
+    if CAUSAL_DEEP in others:
+        found.append(
+            off_target(
+                "CausalLM brings no zero-shot benefit",
+                "the zero-shot benefit is PrefixLM's (Fig. 5)",
+                CAUSAL_DEEP,
+                lambda off: all(d >= 0 for d in off),
+                f"CausalLM's off-target rate not below EncDec's at any size, {translating_rule}",
+            )
+        )
+    return found
+
+
+def _zero_shot_scaling_claim(
+    zero: pd.DataFrame, sizes: list[int], no_translation: str, translating_rule: str
+) -> Claim:
+    """Zhang et al.'s "scaling improves knowledge transfer for almost all models" (Fig. 5), judged on its own
+    quantity, zero-shot BLEU, from the smallest to the largest size of each architecture (`zero`: mean
+    zero-shot loss, BLEU, off-target rate per variant and size); the loss is shown beside it."""
+    claim = "Scaling improves zero-shot translation for almost every architecture (Fig. 5)"
+    paper = "scaling improves knowledge transfer for almost all models (Sec. 6)"
+    rule = (
+        "zero-shot BLEU higher at the largest size than at the smallest for all architectures but at most "
+        f"one, {translating_rule}"
+    )
+    variants = sorted({v for v, _ in zero.index})
+    if len(sizes) < 2:
+        return untestable(claim, paper, f"one size ({sizes})", rule, "needs two sizes per architecture")
+    smallest, largest = sizes[0], sizes[-1]
+    change = {v: zero.loc[(v, largest)] - zero.loc[(v, smallest)] for v in variants}
+    measured = f"size {smallest} -> {largest}: " + "; ".join(
+        f"{v} BLEU {d['bleu']:+.2f}, loss {d['loss']:+.3f}" for v, d in change.items()
+    )
+    if no_translation:
+        return untestable(claim, paper, measured, rule, no_translation)
+    rising = sum(d["bleu"] > 0 for d in change.values())
+    return Claim(claim, paper, measured, REPRODUCED if rising >= len(variants) - 1 else NOT_REPRODUCED, rule)
+
+
+def _transfer_claim(transfer: pd.DataFrame, noise: Noise) -> Claim:
+    """Each LM against the EncDec of its size and helper language (transfer: `translation_table` rows)."""
+    losses = transfer.groupby(["group", "size", "variant"])["loss"].mean()
+    ahead, texts = [], []
+    for group, size in sorted({(g, s) for g, s, _ in losses.index}):
+        block = losses.loc[(group, size)]
+        ahead += [v for v, x in block.items() if x < block[ENCDEC] - noise.nats]
+        texts.append(
+            f"{group}, size {size}: "
+            + ", ".join(f"{v} {x - block[ENCDEC]:+.3f}" for v, x in block.items() if v != ENCDEC)
+        )
+    return Claim(
+        "Low-resource transfer to De: LMs transfer no better than EncDec, from Fr or Zh (Fig. 6)",
+        "no LM transfers better than EncDec to the low-resource pair (Fig. 6)",
+        "loss on the German direction minus EncDec's: " + "; ".join(texts),
+        REPRODUCED if not ahead else NOT_REPRODUCED,
+        "no LM below EncDec's loss by more than the noise with either helper language",
+        noise.text,
+    )

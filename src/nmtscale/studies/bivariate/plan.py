@@ -1,0 +1,170 @@
+"""Chapter 1's runs: the depth-scaling families, their narrower members, the longer budgets and the
+learning-rate sweep, as configs built from the chapter's parameters.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nmtscale.config import RunConfig, from_dict, override
+from nmtscale.studies import sweeps
+
+TEST_SETS = ["l10n", "story", "ding"]
+
+
+def base_config(params: Mapping[str, Any]) -> RunConfig:
+    """Chapter 1's base run config from its parameters (``params/01_bivariate_laws/<scale>.yaml``).
+
+    Later chapters build their configs from this, so that a model chapter 1 trained is the same config, with
+    the same hash, and comes from the run store instead of being trained again. The training keys added after
+    those chapters were recorded (`dropout_mask`, `schedule`) default to the engine's defaults,
+    which keep their run ids.
+    """
+    steps = params["steps"]
+    interval = steps // params["eval_points"]
+    return from_dict(
+        {
+            "model": {
+                "d_model": params["d_model"],
+                "d_ff": params["d_ff"],
+                "n_heads": params["n_heads"],
+                "dropout_mask": params.get("dropout_mask", "bernoulli"),
+            },
+            "data": {
+                "test_sets": TEST_SETS,
+                "vocab_size": params["vocab_size"],
+                "max_train_pairs": params["max_train_pairs"],
+            },
+            "train": {
+                "steps": steps,
+                "max_tokens": params["max_tokens"],
+                "warmup_steps": params["warmup_steps"],
+                "schedule": params.get("schedule", "inverse_sqrt"),
+                "optimizer": params["optimizer"],
+                "lr": params["lr"],
+                "checkpoint_interval": interval,
+                "seed": params["seed"],
+            },
+            "eval": {"interval": interval, "final_fraction": params["final_fraction"]},
+        },
+        source="params/01_bivariate_laws",
+    )
+
+
+def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Chapter 1's depth-scaling runs (every direction of ``params["families"]``) from its parameters."""
+    base = base_config(params)
+    return [
+        run
+        for direction, depths in params["families"].items()
+        for run in sweeps.depth_scaling_plan(
+            base,
+            direction,
+            params["baseline_layers"],
+            depths.get("encoder", []),
+            depths.get("decoder", []),
+            depths.get("symmetric", []),
+            repeated=params["repeated"] if direction == "en-de" else [],
+            n_seeds=params["n_seeds"],
+            narrower=depths.get("narrower"),
+        )
+    ]
+
+
+def long_plan(
+    params: Mapping[str, Any], steps: int | None = None, models: Mapping[str, Sequence[int]] | None = None
+) -> list[sweeps.PlannedRun]:
+    """Chapter 1's longer-training check: the En->De baseline and the encoder, decoder and symmetric depths of
+    `models` (default ``params["long_models"]``, the families' extremes), with the (enc, dec) models of its
+    ``repeated`` trained with ``params["n_seeds"]`` seeds, each for `steps` updates (default
+    ``params["long_steps"]``), evaluated as often as the short runs."""
+    steps = params["long_steps"] if steps is None else steps
+    models = params["long_models"] if models is None else models
+    interval = steps // params["eval_points"]
+    base = override(
+        base_config(params),
+        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
+    )
+    return sweeps.depth_scaling_plan(
+        base,
+        "en-de",
+        params["baseline_layers"],
+        models.get("encoder", []),
+        models.get("decoder", []),
+        models.get("symmetric", []),
+        repeated=models.get("repeated", []),
+        n_seeds=params["n_seeds"],
+        narrower=models.get("narrower"),
+    )
+
+
+BUDGET_KEYS = ("steps", "encoder", "decoder", "symmetric", "repeated", "narrower", "baseline")
+
+
+def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
+    """Every longer budget of chapter 1, shortest first: ``params["long_steps"]`` with ``long_models``, then
+    each entry of ``params["longer_budgets"]`` (``{steps, encoder, decoder, symmetric, repeated, narrower,
+    baseline}``: the encoder and decoder depths trained at that budget, by default ``long_models``, the
+    symmetric depths, the (enc, dec) models trained with ``n_seeds`` seeds and the narrower models
+    (`sweeps.depth_scaling_plan`), by default none, and whether the baseline is, by default true). A budget
+    may cover fewer models than the one before, so that one family can be carried further while the other is
+    not."""
+    budgets = [{"steps": params["long_steps"], **params["long_models"]}]
+    previous = params["long_steps"]
+    for i, entry in enumerate(params.get("longer_budgets") or []):
+        where = f"longer_budgets[{i}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("steps"), int):
+            raise ValueError(
+                f"{where}: expected {{steps: <int>, encoder: [...], decoder: [...]}}, got {entry!r}"
+            )
+        unknown = set(entry) - set(BUDGET_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)} ({', '.join(BUDGET_KEYS)})")
+        if not isinstance(entry.get("baseline", True), bool):
+            raise ValueError(f"{where}: baseline must be true or false, not {entry['baseline']!r}")
+        if entry["steps"] <= previous:
+            raise ValueError(f"{where}: steps {entry['steps']} must exceed the budget before it ({previous})")
+        previous = entry["steps"]
+        budgets.append({**params["long_models"], **entry})
+    return [
+        [
+            run
+            for run in long_plan(params, budget["steps"], budget)
+            if budget.get("baseline", True) or run.approach != "baseline"
+        ]
+        for budget in budgets
+    ]
+
+
+MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
+
+
+def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Issue 47's peak-rate sweep, ``params["lr_sweep"]``: En->De models named as in the paper ("2L-6L": a
+    2-layer encoder, a 6-layer decoder), each trained at the chapter's own rate ``params["lr"]`` (its runs,
+    same ids) and at every rate listed for it, each run decaying to zero at ``params["steps"]``; a rate listed
+    twice is trained with a second seed. `approach` says which family the model extends from the baseline."""
+    planned = []
+    for label, rates in params["lr_sweep"].items():
+        match = MODEL_LABEL.fullmatch(str(label))
+        if match is None:
+            raise ValueError(f"lr_sweep: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
+        if any(not isinstance(r, int | float) or not r > 0 for r in rates):
+            raise ValueError(f"lr_sweep: {label}: the rates must be positive numbers, not {list(rates)}")
+        enc, dec = (int(group) for group in match.groups())
+        enc_bar, dec_bar = params["baseline_layers"]
+        approach = (
+            "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
+        )
+        times_seen: collections.Counter = collections.Counter()
+        for rate in [params["lr"], *rates]:
+            seed = params["seed"] + times_seen[rate]
+            times_seen[rate] += 1
+            base = override(base_config(params), {"train.lr": rate, "train.seed": seed})
+            (run,) = sweeps.depth_scaling_plan(base, "en-de", [enc, dec])
+            planned.append(dataclasses.replace(run, approach=approach))
+    return planned

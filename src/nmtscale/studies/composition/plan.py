@@ -1,0 +1,110 @@
+"""Chapter 2's runs, as configs built from the chapter's parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from nmtscale.config import RunConfig, override
+from nmtscale.errors import ConfigurationError
+from nmtscale.studies.sweeps import PlannedRun
+
+# A student trains on En->De pairs; its teacher translates the monolingual text of one side into the other.
+KINDS = {"forward": ("en-de", "en"), "back": ("de-en", "de")}
+
+
+STUDENT_DIRECTION = "en-de"
+
+
+# Mono sentences are drawn in a fixed shuffled order, so a larger set contains a smaller one.
+MONO_SEED = 0
+
+
+def width_config(base: RunConfig, width: int) -> RunConfig:
+    """`base` at width `width`: feed-forward 4x the width and one head per 8 dimensions (chapter 1's
+    width-16 models have 2 heads and a feed-forward of 64)."""
+    if width < 8 or width % 8:
+        raise ConfigurationError(
+            f"model width {width}: use a positive multiple of 8 (one head per 8 dimensions)"
+        )
+    return override(base, {"model.d_model": width, "model.d_ff": 4 * width, "model.n_heads": width // 8})
+
+
+@dataclass(frozen=True)
+class SyntheticSet:
+    """A synthetic En->De training set made by one teacher, and its held-out part."""
+
+    name: str
+    kind: str  # "forward" (natural English, model German) or "back" (model English, natural German)
+    teacher: str  # the teacher's run id
+    train_path: Path
+    heldout_path: Path
+    train_pairs: int
+    heldout_pairs: int
+    dropped: int  # sentences whose translation came out empty
+
+
+def teacher_configs(
+    base: RunConfig,
+    teachers: Mapping[str, Mapping[str, Any]],
+    steps: int,
+    eval_points: int,
+    decoding: Mapping[str, Any],
+) -> dict[str, RunConfig]:
+    """The teacher of every entry of `teachers` (name -> {kind, width}): `base` at the teacher's width on its
+    kind's direction (`KINDS`), trained `steps` updates and translating the test sets with `decoding` (the
+    `eval.*` keys) at each of its `eval_points` evaluations."""
+    interval = steps // eval_points
+    return {
+        name: override(
+            width_config(base, spec["width"]),
+            {
+                "data.directions": [KINDS[spec["kind"]][0]],
+                "train.steps": steps,
+                "train.checkpoint_interval": interval,
+                "eval.interval": interval,
+                "eval.decode_interval": interval,
+            }
+            | dict(decoding),
+        )
+        for name, spec in teachers.items()
+    }
+
+
+@dataclass(frozen=True)
+class Student:
+    """A student run: which training set ('natural' or a synthetic set's name), its width and config."""
+
+    series: str
+    width: int
+    config: RunConfig
+
+
+def student_plan(
+    base: RunConfig, sets: Sequence[SyntheticSet], widths: Sequence[int], n_natural_pairs: int
+) -> list[Student]:
+    """En->De students of every width on natural data (capped at `n_natural_pairs`, the size of the
+    synthetic sets) and on each synthetic set; every student is evaluated on the natural test sets of
+    `base` and on the held-out part of every synthetic set."""
+    test_files = {STUDENT_DIRECTION: {s.name: str(s.heldout_path) for s in sets}}
+    common = {"data.directions": [STUDENT_DIRECTION], "data.test_files": test_files}
+    series = {"natural": override(base, common | {"data.max_train_pairs": n_natural_pairs})}
+    for s in sets:
+        series[s.name] = override(
+            base,
+            common
+            | {"data.train_files": {STUDENT_DIRECTION: str(s.train_path)}, "data.max_train_pairs": None},
+        )
+    return [
+        Student(name, width, width_config(cfg, width)) for name, cfg in series.items() for width in widths
+    ]
+
+
+def decoded_plan(plan: Sequence[PlannedRun], overrides: Mapping[str, Any]) -> list[PlannedRun]:
+    """Every model of `plan` at its first seed, its config changed by `overrides` (the `eval.*` keys that
+    translate the test sets during training): chapter 1's models trained again, decoded across checkpoints.
+    Repeats with other seeds are left out: they add noise estimates, not models."""
+    first_seed = min(p.seed for p in plan)
+    return [replace(p, config=override(p.config, overrides)) for p in plan if p.seed == first_seed]

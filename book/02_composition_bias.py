@@ -20,15 +20,16 @@
 # 1. *Test-set composition* (Sec. 3, Fig. 5, 7). Reducible loss falls quickly with model size on
 #    source-original test sets and slowly on target-original ones: scaling the 6L-6L baseline by 2.5 brings
 #    every source-original test set's reducible loss under 0.05 nats, target-original sets need a factor of
-#    11. Test sets of one originality behave alike whatever their domain.
-# 2. *Training-set composition* (Sec. 4.2, Fig. 8, 9). Models trained on back-translated data (target
+#    11; the two kinds of test set differ in the exponent, not only in the constant. Test sets of one
+#    originality behave alike whatever their domain.
+# 2. *Training-set composition* (Sec. 3, Fig. 8, 9). Models trained on back-translated data (target
 #    original) stop improving on natural test data beyond about 400M parameters, a size the authors
 #    suspected tracks the capacity of the back-translation model (not tested); models trained on
 #    forward-translated data (source original) reach the irreducible loss even when small.
-# 3. *Generation quality* (Sec. 5, Fig. 10, 11, App. F). On target-original test sets BLEU follows the loss,
+# 3. *Generation quality* (Sec. 4, Fig. 10, 11, App. F). On target-original test sets BLEU follows the loss,
 #    $\mathrm{BLEU} = c_B L^{-p_B}$ (Eq. 5), and keeps rising with model size; on source-original sets the
-#    relation breaks down and BLEU stalls. At equal loss, encoder-scaled models score higher BLEU than
-#    decoder-scaled ones. BLEURT mirrors BLEU.
+#    relation breaks down and beyond a size BLEU deteriorates while the loss keeps falling. At equal loss,
+#    encoder-scaled models score higher BLEU than decoder-scaled ones. BLEURT mirrors BLEU.
 #
 # **What we find.** At the scale a 2-core CPU affords, none of the paper's claims can be confirmed, and
 # the reasons are measured rather than assumed:
@@ -496,7 +497,7 @@ charts.scaling_chart(
 # - **Models that do not yet translate.** The best model here reaches about 3.7 nats per token on a
 #   1,000-piece vocabulary; its BLEU is around 1, and few final scores clear the BLEU of an unrelated
 #   reference sentence. Beam search then mostly produces frequent pieces and repetitions (the
-#   synthetic sets show the greedy output), and every BLEU-based statement of Sec. 5 is about chance
+#   synthetic sets show the greedy output), and every BLEU-based statement of Sec. 4 is about chance
 #   n-gram matches. The same holds for the sentence-embedding view.
 # - **Synthetic data that is noise.** The paper's teachers were 327M-380M-parameter production models;
 #   ours are 0.23M parameters. With noise for sources, the back-translation students are language models

@@ -1,6 +1,7 @@
 """The one Claim type, its graders, and the scorecard read back from executed notebooks."""
 
 import json
+import math
 from pathlib import Path
 
 import nbformat
@@ -24,6 +25,12 @@ def test_a_claim_takes_only_the_books_verdicts_and_a_reason_only_when_untestable
     with pytest.raises(ValueError, match="a reason goes with"):
         claim(claims.REPRODUCED, "why")
     assert claim(claims.NOT_TESTABLE, "too small").shown_verdict == "not testable at this scale: too small"
+
+
+def test_a_percent_just_under_a_threshold_never_prints_as_the_threshold():
+    assert f"{claims.floored_percent(98.9991):.2f}" == "98.99"
+    assert f"{claims.floored_percent(99.004):.2f}" == "99.00"
+    assert math.isnan(claims.floored_percent(math.nan))
 
 
 def test_by_count_grades_all_some_none_and_nothing():

@@ -157,6 +157,12 @@ def by_differences(differences: Iterable[float], noise: float) -> tuple[str, str
     return NOT_TESTABLE, f"every difference lies within the noise (±{noise:.3f})"
 
 
+def floored_percent(value: float) -> float:
+    """A percentage cut (not rounded) to two decimals, so that a value just under a threshold never prints
+    as the threshold: 98.999 reads 98.99, not 99.00, beside a rule that asks for 99."""
+    return math.floor(value * 100) / 100 if math.isfinite(value) else value
+
+
 def graded(
     claim: str, paper: str, measured: str, verdict: tuple[str, str], rule: str, noise: str = ""
 ) -> Claim:

@@ -31,6 +31,7 @@ from nmtscale.studies.claims import (
     Gate,
     ScaleStatement,
     by_count,
+    floored_percent,
     graded,
     untestable,
 )
@@ -148,8 +149,9 @@ def judged_numbers(judged_runs: pd.DataFrame, quality: pd.DataFrame, exps: pd.Da
     held_out = quality["symmetric_r2"] if len(quality) else pd.Series(dtype=float)
     numbers = {
         "judged_models": int(judged_runs.loc[approach.isin(FIT_APPROACHES), "model"].nunique()),
-        "judged_r2_min": float(quality["eq2_r2"].min()) if len(quality) else math.nan,
-        "judged_r2_max": float(quality["eq2_r2"].max()) if len(quality) else math.nan,
+        # cut, not rounded, to the two decimals the prose prints: 98.999 must not read as the paper's 99
+        "judged_r2_min": floored_percent(float(quality["eq2_r2"].min())) if len(quality) else math.nan,
+        "judged_r2_max": floored_percent(float(quality["eq2_r2"].max())) if len(quality) else math.nan,
         "judged_held_out_models": int(judged_runs.loc[approach == HELD_OUT_APPROACH, "model"].nunique()),
         "judged_held_out_r2_min": float(held_out.min()),
         "judged_held_out_r2_max": float(held_out.max()),
@@ -172,7 +174,8 @@ def training_claim(training: Sequence[Analysis]) -> Claim:
         return untestable(claim, paper, "no training losses", rule, "no runs logged a training objective")
     quality = fit_quality(training)
     measured = "; ".join(
-        f"{row.direction}: R^2 {row.eq2_r2:.1f}% (Eq. 1: {row.eq1_r2:.1f}%), max dev {row.eq2_max_dev:.3f}"
+        f"{row.direction}: R^2 {floored_percent(row.eq2_r2):.2f}% "
+        f"(Eq. 1: {floored_percent(row.eq1_r2):.2f}%), max dev {row.eq2_max_dev:.3f}"
         for row in quality.itertuples()
     )
     return graded(claim, paper, measured, by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)), rule)
@@ -261,7 +264,8 @@ def _bivariate_fit_claim(quality: pd.DataFrame) -> Claim:
     return graded(
         "Eq. 2 fitted jointly describes encoder and decoder scaling (Fig. 2, 12)",
         "R^2 > 99% on every test set",
-        f"R^2 {quality['eq2_r2'].min():.1f}-{quality['eq2_r2'].max():.1f}% over {len(quality)} test sets "
+        f"R^2 {floored_percent(quality['eq2_r2'].min()):.2f}-{floored_percent(quality['eq2_r2'].max()):.2f}% "
+        f"over {len(quality)} test sets "
         f"({int(quality['fitted_runs'].min())}-{int(quality['fitted_runs'].max())} runs each)",
         by_count(int((quality["eq2_r2"] >= 99).sum()), len(quality)),
         "reproduced if R^2 >= 99% on every test set, partly if on some",
@@ -274,7 +278,8 @@ def _held_out_claim(quality: pd.DataFrame) -> Claim:
     return graded(
         "Eq. 2 predicts the symmetric models it never saw (Fig. 3, 14)",
         "R^2 = 99.8% (En->De web domain)",
-        f"R^2 {symmetric['symmetric_r2'].min():.2f}-{symmetric['symmetric_r2'].max():.2f}%, max error "
+        f"R^2 {floored_percent(symmetric['symmetric_r2'].min()):.2f}-"
+        f"{floored_percent(symmetric['symmetric_r2'].max()):.2f}%, max error "
         f"{symmetric['symmetric_max_error'].max():.3f} nats over "
         f"{int(symmetric['held_out_runs'].max())} held-out models per test set"
         if len(symmetric)

@@ -618,6 +618,24 @@ def test_capacity_claim_is_not_supported_when_students_beyond_the_teacher_keep_i
     assert row.verdict == "not reproduced" and "from N 15,000 to 60,000 the loss falls" in row.measured
 
 
+def test_eq5_is_fitted_to_the_checkpoints_above_chance():
+    points = pd.DataFrame(
+        {
+            "direction": "en-de",
+            "test_set": ["ding", "ding", "l10n", "l10n"],
+            "originality": "target-original",
+            "approach": "encoder",
+            "loss": [3.0, 2.5, 3.0, 2.5],
+            "bleu": [0.4, 2.0, 1.5, 3.0],
+        }
+    )
+    chance = pd.DataFrame({"direction": "en-de", "test_set": ["ding", "l10n"], "chance_bleu": [0.5, 2.0]})
+    kept = composition.above_chance(points, chance)
+    assert kept["bleu"].tolist() == [2.0, 3.0] and list(kept.columns) == list(points.columns)
+    none = composition.bleu_fits(points.iloc[:0], ["direction", "test_set", "originality", "approach"])
+    assert none.empty and {"originality", "holds"} <= set(none.columns)
+
+
 def test_unrelated_pairs_each_reference_with_a_distant_one():
     assert composition.unrelated(["a", "b", "c", "d", "e"]) == ["c", "d", "e", "a", "b"]
 

@@ -22,6 +22,7 @@ numbers behind them). Everything public is re-exported here.
 
 from nmtscale.studies.composition.analysis import (
     DOMAINS,
+    above_chance,
     best_width,
     bleu_fits,
     characters_per_token,
@@ -89,6 +90,7 @@ from nmtscale.studies.composition.verdicts import (
 )
 
 __all__ = [
+    "above_chance",
     "CHANCE_REASON",
     "DOMAINS",
     "KINDS",

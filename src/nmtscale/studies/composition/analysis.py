@@ -360,6 +360,15 @@ def translation_scores(
     )
 
 
+def above_chance(points: pd.DataFrame, chance: pd.DataFrame, metric: str = "bleu") -> pd.DataFrame:
+    """The checkpoints (rows with direction, test_set and `metric`) whose score beats an unrelated
+    reference's on their test set (`chance`: direction, test_set, chance_<metric>). The paper fits Eq. 5 to
+    its high-quality models only (Sec. 4; early checkpoints and small models deviate, App. F)."""
+    floor = f"chance_{metric}"
+    merged = points.merge(chance[["direction", "test_set", floor]], on=["direction", "test_set"], how="left")
+    return merged[merged[metric] > merged[floor]].drop(columns=floor).reset_index(drop=True)
+
+
 def copy_baselines(
     directions: Sequence[str], test_sets: Sequence[str], n: int, quality: pd.DataFrame
 ) -> pd.DataFrame:
@@ -462,7 +471,8 @@ def bleu_fits(
                 "holds": False,
             }
         rows.append(row)
-    return pd.DataFrame(rows)
+    columns = [*by, "points", "zero_score", "c_B", "p_B", "p_B_lower", "p_B_upper", "r2", "holds"]
+    return pd.DataFrame(rows, columns=columns)  # the columns even where no group has points
 
 
 def equal_loss_comparison(

@@ -431,8 +431,8 @@ def _bleu_law_claim(fits: pd.DataFrame, floor: str, beats_chance: bool) -> Claim
         measured,
         (REPRODUCED if reproduced else NOT_REPRODUCED) if beats_chance else NOT_TESTABLE,
         "reproduced if Eq. 5 holds (R^2 >= 0.5, p_B interval excluding 0) in most target-original fits and "
-        "in a smaller share of source-original ones (testable once most models beat an unrelated "
-        "reference's BLEU; the paper fits its high-quality models, these fits take every checkpoint)",
+        "in a smaller share of source-original ones, each fitted to the checkpoints that beat an unrelated "
+        "reference's BLEU, the paper's high-quality models (testable once most models do)",
         "BLEU of an unrelated reference (chance)",
         "" if beats_chance else CHANCE_REASON,
     )

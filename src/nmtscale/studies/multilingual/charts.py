@@ -53,7 +53,7 @@ def coefficients_chart(coefficients: pd.DataFrame) -> alt.FacetChart:
     return (
         alt.layer(
             base.mark_line(point=True).encode(y=alt.Y("estimate:Q", title=None)),
-            base.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
+            base.mark_errorbar().encode(y=alt.Y("lower:Q", title=None), y2="upper:Q"),
         )
         .properties(width=220, height=180)
         .facet(row=alt.Row("parameter:N"), column=alt.Column("test_set:N"))
@@ -114,7 +114,10 @@ def fraction_chart(frame: pd.DataFrame, color: str, title: str) -> alt.LayerChar
             "text": ["paper: f = p", "paper, 5% weight"],
         }
     )
-    base = alt.Chart(frame).encode(x=alt.X("p:Q", title="own weight p"), color=alt.Color(f"{color}:N"))
+    # one legend title for every panel: the panels colour by different columns but share one legend
+    base = alt.Chart(frame).encode(
+        x=alt.X("p:Q", title="own weight p"), color=alt.Color(f"{color}:N", title="direction")
+    )
     return alt.layer(
         diagonal.encode(x="p:Q", y="f:Q"),
         alt.Chart(bounds)
@@ -127,7 +130,7 @@ def fraction_chart(frame: pd.DataFrame, color: str, title: str) -> alt.LayerChar
             y=alt.Y("f:Q", title="effective fraction f(p)"),
             tooltip=["label", "test_set", "p", alt.Tooltip("f:Q", format=".3f")],
         ),
-        base.mark_errorbar().encode(y="lower:Q", y2="upper:Q"),
+        base.mark_errorbar().encode(y=alt.Y("lower:Q", title="effective fraction f(p)"), y2="upper:Q"),
     ).properties(title=title, width=230, height=220)
 
 

@@ -585,9 +585,8 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #
 # What comes next: the encoder family's extremes and the baseline at twice the judging budget (64,000
 # updates, in training), to see whether the encoder effect that appeared at {glue:text}`judged_steps`
-# updates holds when the budget doubles; a third model with three seeds there (1L-1L, in training); then a
-# decade of N from models the law describes (deeper models at width 64, or the law judged on the widths
-# where it holds).
+# updates holds when the budget doubles; then a decade of N from models the law describes (deeper models at
+# width 64, or the law judged on the widths where it holds).
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

@@ -239,7 +239,7 @@ def _target_original_slower(direction: pd.DataFrame) -> bool | None:
 def _part_a_claims(
     threshold: float, comp: pd.DataFrame, slopes: pd.DataFrame, decomposition: pd.DataFrame
 ) -> list[Claim]:
-    """Sec. 4, Fig. 7: how the reducible loss scales on source- and target-original test sets (A1), and that
+    """Sec. 3, Fig. 7: how the reducible loss scales on source- and target-original test sets (A1), and that
     originality rather than domain orders the trends (A2)."""
     by_origin = {o: g for o, g in slopes.groupby("originality")}
     sig = slopes[significant(slopes)]
@@ -256,7 +256,7 @@ def _part_a_claims(
     verdict = NOT_TESTABLE if sig.empty else by_count(sum(slower), len(slower))[0]
     scaling = Claim(
         "Reducible loss falls quickly with size on source-original test sets, slowly on target-original ones",
-        "x2.5 vs x11 the model size to reach 0.05 nats of reducible loss (Sec. 4, Fig. 7)",
+        "x2.5 vs x11 the model size to reach 0.05 nats of reducible loss (Sec. 3, Fig. 7)",
         measured,
         verdict,
         "reproduced if, in every direction, the scale-up that brings every target-original set under the "

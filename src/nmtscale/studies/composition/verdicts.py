@@ -225,14 +225,22 @@ def _scale_ups(values: pd.Series) -> str:
     return reached + (f" (never reached on {never} of {len(values)})" if never else "")
 
 
+def _by_originality(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The (source-original, target-original) rows of one direction; None without both originalities."""
+    by_origin = {o: g for o, g in rows.groupby("originality")}
+    if not {"source-original", "target-original"} <= set(by_origin):
+        return None
+    return by_origin["source-original"], by_origin["target-original"]
+
+
 def _target_original_slower(direction: pd.DataFrame) -> bool | None:
     """Ghorbani's comparison in one direction: the baseline's scale-up that brings *every* target-original
     set under the threshold (the largest) exceeds the one for every source-original set, the lower bound of
     the former above the upper bound of the latter; None without both originalities."""
-    by_origin = {o: g for o, g in direction.groupby("originality")}
-    if not {"source-original", "target-original"} <= set(by_origin):
+    sides = _by_originality(direction)
+    if sides is None:
         return None
-    target, source = by_origin["target-original"], by_origin["source-original"]
+    source, target = sides
     return bool(target["multiplier_lower"].max() > source["multiplier_upper"].max())
 
 
@@ -293,11 +301,11 @@ def _exponent_claim(comp: pd.DataFrame, no_size_effect: bool, reason: str) -> Cl
     interval of the other."""
     apart, directions, texts = 0, 0, []
     for direction, rows in comp.groupby("direction"):
-        by_origin = {o: g for o, g in rows.groupby("originality")}
-        if not {"source-original", "target-original"} <= set(by_origin):
+        sides = _by_originality(rows)
+        if sides is None:
             continue
         directions += 1
-        src, tgt = by_origin["source-original"], by_origin["target-original"]
+        src, tgt = sides
         apart += bool(
             src["p_lower"].min() > tgt["p_upper"].max() or tgt["p_lower"].min() > src["p_upper"].max()
         )

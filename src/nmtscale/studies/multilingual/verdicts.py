@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -70,6 +70,22 @@ HELD_OUT_FORMS = (("eq12", "Eq. 12"), ("linear", "Eq. 13 (linear)"))
 ONE_PERCENT = "1% of the loss (the paper's perturbation size)"
 
 
+def _held_in_each(
+    claim: str,
+    paper: str,
+    holds: pd.Series,
+    measured: Callable[[], str],
+    rule: str,
+    noise: str = "",
+    none_reason: str | None = None,
+) -> Claim:
+    """A claim that must hold in each case of `holds` (one boolean per case): reproduced in all, partly in
+    some (`by_count`); `measured` describes the cases and is asked only when there are some."""
+    reasons = () if none_reason is None else (none_reason,)
+    verdict = by_count(int(holds.sum()), len(holds), *reasons)
+    return graded(claim, paper, measured() if len(holds) else "not measured", verdict, rule, noise)
+
+
 def _per_weight_claim(flat: pd.DataFrame) -> Claim:
     """Fig. 2, 4: fitted per weight, Eq. 6's alpha and L_inf stay put while beta moves."""
     by = flat.pivot_table(index=GROUP, columns="parameter", values="max_z")
@@ -118,14 +134,14 @@ def _joint_law_claim(comparison: pd.DataFrame) -> Claim:
 def _fraction_gap_claim(claim: str, paper: str, gaps: pd.DataFrame, what: str) -> Claim:
     """Fig. 6: f_i(p) of two sides (`fraction_gaps`) within 2 combined std at every weight."""
     close = gaps["z"] <= 2
-    return graded(
+    return _held_in_each(
         claim,
         paper,
-        f"{what}: |gap in f| {gaps['gap'].abs().min():.2f}-{gaps['gap'].abs().max():.2f}, within 2 "
-        f"combined std at {int(close.sum())} of {len(gaps)} weights"
-        if len(gaps)
-        else "not measured",
-        by_count(int(close.sum()), len(gaps)),
+        close,
+        lambda: (
+            f"{what}: |gap in f| {gaps['gap'].abs().min():.2f}-{gaps['gap'].abs().max():.2f}, within 2 "
+            f"combined std at {int(close.sum())} of {len(gaps)} weights"
+        ),
         "reproduced if the f of the two sides differ by <= 2 combined std at every weight",
         PERTURBATION_NOISE,
     )
@@ -136,14 +152,14 @@ def _neutral_split_claim(fractions: pd.DataFrame) -> Claim:
     out_of_english = fractions[fractions["cohort"].str.startswith("en-") & (fractions["p"] < 1)]
     excess = out_of_english["f"] - out_of_english["p"]
     neutral = excess.abs() <= 2 * out_of_english["std_error"]
-    return graded(
+    return _held_in_each(
         "En->XX models split their parameters by the weights: f_i(p) close to p (Fig. 6)",
         "relatively neutral: a pair at weight p is about a single-pair model of p N",
-        f"f - p {excess.min():+.2f} to {excess.max():+.2f}; within 2 std of p at "
-        f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
-        if len(out_of_english)
-        else "not measured",
-        by_count(int(neutral.sum()), len(out_of_english)),
+        neutral,
+        lambda: (
+            f"f - p {excess.min():+.2f} to {excess.max():+.2f}; within 2 std of p at "
+            f"{int(neutral.sum())} of {len(out_of_english)} direction/test-set/weight points"
+        ),
         "reproduced if |f - p| <= 2 perturbation std at every En->XX weight below 1",
         PERTURBATION_NOISE,
     )
@@ -152,14 +168,14 @@ def _neutral_split_claim(fractions: pd.DataFrame) -> Claim:
 def _into_english_claim(direction: pd.DataFrame) -> Claim:
     """Fig. 6 right: into English, pairs share more than out of English (f(XX->En) above f(En->XX))."""
     above = (direction["gap"] > 0) & (direction["z"] > 2)
-    return graded(
+    return _held_in_each(
         "Into English (XX->En) pairs share more: f_i(p) well above En->XX (Fig. 6 right)",
         "XX->En models with 5% weight: more than 6x the effective parameters of 5% of the model",
-        f"f(XX->En) - f(En->XX) {direction['gap'].min():+.2f} to {direction['gap'].max():+.2f}; "
-        f"larger by more than 2 combined std at {int(above.sum())} of {len(direction)} comparisons"
-        if len(direction)
-        else "not measured",
-        by_count(int(above.sum()), len(direction)),
+        above,
+        lambda: (
+            f"f(XX->En) - f(En->XX) {direction['gap'].min():+.2f} to {direction['gap'].max():+.2f}; "
+            f"larger by more than 2 combined std at {int(above.sum())} of {len(direction)} comparisons"
+        ),
         "reproduced if f(XX->En) exceeds f(En->XX) of the same language and weight by > 2 combined std "
         "everywhere",
         PERTURBATION_NOISE,
@@ -170,16 +186,16 @@ def _held_out_claim(held_out: pd.DataFrame, form: str, equation: str) -> Claim:
     """Fig. 7, 18: Eq. 11 with the fraction law `form` predicts the weights held out of its fit within 1%."""
     errors = held_out[(held_out["form"] == form) & (held_out["held_out_points"] > 0)]
     ok = errors["held_out_max_rel_error"] <= 0.01
-    return graded(
+    return _held_in_each(
         f"Eq. 11 with {equation} predicts weights held out of the fit, so the frontier (Fig. 7, 18)",
         "frontier captured almost perfectly at every size",
-        f"held-out mean abs error {errors['held_out_mae'].min():.3f}-"
-        f"{errors['held_out_mae'].max():.3f} nats, worst "
-        f"{errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in "
-        f"{int(ok.sum())} of {len(errors)} groups"
-        if len(errors)
-        else "not measured",
-        by_count(int(ok.sum()), len(errors)),
+        ok,
+        lambda: (
+            f"held-out mean abs error {errors['held_out_mae'].min():.3f}-"
+            f"{errors['held_out_mae'].max():.3f} nats, worst "
+            f"{errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in "
+            f"{int(ok.sum())} of {len(errors)} groups"
+        ),
         "reproduced if every held-out loss is predicted within 1% (the paper's perturbation size)",
         ONE_PERCENT,
     )
@@ -188,14 +204,14 @@ def _held_out_claim(held_out: pd.DataFrame, form: str, equation: str) -> Claim:
 def _chrf_claim(correlation: pd.DataFrame) -> Claim:
     """Fig. 8 left: chrF and the loss move together almost linearly."""
     strong = correlation["pearson_r"] <= -0.9
-    return graded(
+    return _held_in_each(
         "chrF moves almost linearly with the loss (Fig. 8 left)",
         "consistent, almost linear relation",
-        f"Pearson r {correlation['pearson_r'].min():.2f} to {correlation['pearson_r'].max():.2f}; chrF "
-        f"{correlation['chrf_min'].min():.1f}-{correlation['chrf_max'].max():.1f}"
-        if len(correlation)
-        else "not measured",
-        by_count(int(strong.sum()), len(correlation)),
+        strong,
+        lambda: (
+            f"Pearson r {correlation['pearson_r'].min():.2f} to {correlation['pearson_r'].max():.2f}; "
+            f"chrF {correlation['chrf_min'].min():.1f}-{correlation['chrf_max'].max():.1f}"
+        ),
         "reproduced if r <= -0.9 for every direction and test set",
     )
 
@@ -203,14 +219,14 @@ def _chrf_claim(correlation: pd.DataFrame) -> Claim:
 def _three_pair_claim(three_pairs: pd.DataFrame) -> Claim:
     """App. H, Fig. 20: laws fitted on two-pair models predict three-pair models within 1%."""
     ok = three_pairs["rel_error"] <= 0.01 if len(three_pairs) else pd.Series(dtype=bool)
-    return graded(
+    return _held_in_each(
         "Two-pair fits predict three-pair models (App. H, Fig. 20)",
         "predicted well",
-        f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
-        f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
-        if len(three_pairs)
-        else "not measured",
-        by_count(int(ok.sum()), len(three_pairs)),
+        ok,
+        lambda: (
+            f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
+            f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
+        ),
         "reproduced if every prediction is within 1% of the measured loss",
         ONE_PERCENT,
     )
@@ -236,14 +252,14 @@ def weight_claims(
     fits = coefficients.drop_duplicates([*GROUP, "weight"])
     good = fits["r2"] >= 98
     rows.append(
-        graded(
+        _held_in_each(
             "Eq. 6 fitted per weight captures close to 100% of the variation (Sec. 3.2, Fig. 2)",
             "close to 100% of the variation in the data for both language pairs",
-            f"R^2 {fits['r2'].min():.1f}-{fits['r2'].max():.1f}% over {len(fits)} fits of "
-            f"{_span(fits['points'])} sizes for 3 coefficients each; >= 98% in {int(good.sum())}"
-            if len(fits)
-            else "not measured",
-            by_count(int(good.sum()), len(fits)),
+            good,
+            lambda: (
+                f"R^2 {fits['r2'].min():.1f}-{fits['r2'].max():.1f}% over {len(fits)} fits of "
+                f"{_span(fits['points'])} sizes for 3 coefficients each; >= 98% in {int(good.sum())}"
+            ),
             "reproduced if R^2 >= 98% in every per-weight fit, partly if in some (with one or two degrees of "
             "freedom a fit passes easily: the point count is printed)",
         )
@@ -280,19 +296,21 @@ def weight_claims(
     ok = chrf_errors["held_out_max_rel_error"] <= 0.01
     scores = table.loc[table["chrf"] > 0, "chrf"]
     rows.append(
-        graded(
+        _held_in_each(
             "Eq. 11 fitted to chrF predicts the chrF frontier almost as well as the loss's (Fig. 8 right)",
             "captures this trade-off frontier almost as well as the cross-entropy frontier",
-            f"held-out chrF off by up to {chrf_errors['held_out_max_error'].max():.1f} points (mean abs "
-            f"error {chrf_errors['held_out_mae'].min():.1f}-{chrf_errors['held_out_mae'].max():.1f}) on "
-            f"scores of {scores.min():.1f}-{scores.max():.1f}; the loss frontier's worst error "
-            f"{loss_errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in {int(ok.sum())} of "
-            f"{len(chrf_errors)} groups"
-            if len(chrf_errors)
-            else "not measured",
-            by_count(int(ok.sum()), len(chrf_errors), "no chrF scores to fit at held-out weights"),
+            ok,
+            lambda: (
+                f"held-out chrF off by up to {chrf_errors['held_out_max_error'].max():.1f} points (mean "
+                f"abs error {chrf_errors['held_out_mae'].min():.1f}-"
+                f"{chrf_errors['held_out_mae'].max():.1f}) on scores of {scores.min():.1f}-"
+                f"{scores.max():.1f}; the loss frontier's worst error "
+                f"{loss_errors['held_out_max_rel_error'].max():.1%} of the loss; within 1% in "
+                f"{int(ok.sum())} of {len(chrf_errors)} groups"
+            ),
             "reproduced if every held-out chrF is predicted within 1%, the loss frontier's bar",
             "1% of the score (the paper's perturbation size)",
+            none_reason="no chrF scores to fit at held-out weights",
         )
     )
     return rows

@@ -1,11 +1,12 @@
-"""Does the fast CPU training path learn what the default path learns? (issue 37)
+"""Does the fast CPU training path learn what the legacy path learns? (issue 37)
 
     .venv/bin/python benchmarks/training_numerics.py [--steps 2000] [--seeds 3] [--workers 1]
 
 Trains chapter 1's En->De baseline (width 64, 2L-2L, its cpu parameters) for --steps updates under the
-default path and the fast path (`nmtscale.studies.numerics.FAST_PATH`), --seeds seeds each, into the run and
-results stores of chapter 1 (recorded runs are read, not trained again), then prints per test set both paths'
-mean final loss, the difference in pooled seed std against the gate of 1, and the mean held-out loss curves.
+legacy path (chapter 1's `numerics`) and the fast path (`nmtscale.studies.numerics.FAST_PATH`), --seeds seeds
+each, into the run and results stores of chapter 1 (recorded runs are read, not trained again), then prints
+per test set both paths' mean final loss, the difference in pooled seed std against the gate of 1, and the
+mean held-out loss curves.
 `tests/test_numerics.py` checks the committed records against the same gate.
 """
 
@@ -36,7 +37,7 @@ def main() -> None:
     for path, path_summaries in by_path.items():
         speeds = [s.tokens_per_s for s in path_summaries]
         print(f"  {path:8s} target tokens/s per run: {', '.join(f'{v:.0f}' for v in speeds)}")
-    print("\nfinal loss (nats), gate: |fast - default| <= 1 pooled seed std")
+    print("\nfinal loss (nats), gate: |fast - legacy| <= 1 pooled seed std")
     print(numerics.compare(numerics.final_losses(by_path)).to_string(index=False, float_format="%.4f"))
     curve = numerics.curves(by_path).groupby(["test_set", "step", "path"])["test_loss"].mean().unstack("path")
     print("\nmean held-out loss along training (nats)")

@@ -10,8 +10,8 @@ paths taking turns round by round so that drift in the machine's speed falls on 
 round is not timed. A step is the trainer's: forward, label-smoothed loss (`token_loss_sum`), backward,
 gradient clipping, AdamW built by `train.build_optimizer`. Each path adds one change to the one before:
 
-- default: what chapter runs recorded before issue 37 do (AdamW's for-loop, attention dropout 0.1 drawn by
-  torch's attention kernel, F.cross_entropy, fp32);
+- legacy: what chapter runs recorded before issue 37 do (`config.LEGACY_NUMERICS`: AdamW's for-loop,
+  attention dropout 0.1 drawn by torch's attention kernel, F.cross_entropy, fp32);
 - fused AdamW: `train.optimizer_kernel: fused`, one AdamW kernel over all parameters (same arithmetic);
 - + random16 attention dropout: `model.attention_dropout_mask: random16`, the model's own attention
   arithmetic with random16 masks, instead of SDPA's unfused math path with a Bernoulli mask;
@@ -20,10 +20,10 @@ gradient clipping, AdamW built by `train.build_optimizer`. Each path adds one ch
   CPU multiplies bf16 natively (avx512_bf16, AMX);
 - for reference, fused AdamW without attention dropout (a change of recipe: SDPA's flash kernel).
 
-Printed per model and path: target tokens/s, its ratio to the default, achieved GFLOP/s (the analytic matmul
-FLOPs of the padded batches) and that as a share of the fp32 matmul rate measured at the start. --profile
-adds the top operators of each model's fastest path that keeps the recipe (attention dropout). Run it on an
-otherwise idle machine.
+Printed per model and path: target tokens/s, its ratio to the legacy path, achieved GFLOP/s (the analytic
+matmul FLOPs of the padded batches) and that as a share of the fp32 matmul rate measured at the start.
+--profile adds the top operators of each model's fastest path that keeps the recipe (attention dropout). Run
+it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from nmtscale.train import build_optimizer
 
 # name: (optimizer_kernel, attention dropout, attention_dropout_mask, loss_kernel, cpu_precision)
 PATHS = {
-    "default": ("default", 0.1, "bernoulli", "default", "fp32"),
+    "legacy": ("default", 0.1, "bernoulli", "default", "fp32"),
     "fused AdamW": ("fused", 0.1, "bernoulli", "default", "fp32"),
     "+ random16 attention dropout": ("fused", 0.1, "random16", "default", "fp32"),
     "+ fused loss": ("fused", 0.1, "random16", "fused", "fp32"),
@@ -94,10 +94,10 @@ def race(spec: str, args, peak: float) -> None:
     cfg = model_config(spec, args.vocab, 0.1, "bernoulli")
     flops = sum(3 * len(b) * forward_flops(cfg, b.src.shape[1], b.tgt_in.shape[1]) for b in timed)
     print(f"\nd={cfg.d_model} {cfg.enc_layers}L-{cfg.dec_layers}L, {args.max_tokens} tokens/update")
-    print(f"  {'path':34s} {'tok/s':>8s} {'x default':>9s} {'GFLOP/s':>8s} {'of fp32 peak':>12s}")
+    print(f"  {'path':34s} {'tok/s':>8s} {'x legacy':>9s} {'GFLOP/s':>8s} {'of fp32 peak':>12s}")
     for name, t in seconds.items():
         share = flops / t / peak
-        ratio = seconds["default"] / t
+        ratio = seconds["legacy"] / t
         print(f"  {name:34s} {tokens / t:8.0f} {ratio:9.2f} {flops / t / 1e9:8.2f} {share:12.1%}")
     if args.profile:
         fastest = min((name for name in seconds if PATHS[name][1] > 0), key=seconds.get)

@@ -115,8 +115,9 @@ warmup_steps = 40
 # After the warm-up: "inverse_sqrt" never anneals; "cosine" decays to zero at the run's last update, so the
 # final loss is that of an annealed model, not of a curve still falling.
 schedule = "inverse_sqrt"
-# Dropout masks: "random16" draws four masks' worth from one 64-bit random number (same expected dropout).
-dropout_mask = "bernoulli"
+# How each step runs: engine keys -> values (`config.LEGACY_NUMERICS` lists them); {} is the engine's
+# default, the fast CPU path (random16 dropout masks, fused AdamW and loss, bf16 products where native).
+numerics = {}
 # AdamW, not the paper's Adafactor: torch's Adafactor scales each step by the weights' RMS and, measured on
 # a width-32 2L-2L model here, was still at 6.77 nats after 50 updates where AdamW was at 5.84.
 optimizer = "adamw"

@@ -89,6 +89,9 @@ max_train_pairs = None
 steps = 800
 max_tokens = 1024
 warmup_steps = 40
+# How each step runs: engine keys -> values (`config.LEGACY_NUMERICS` lists them); {} is the engine's
+# default, the fast CPU path (random16 dropout masks, fused AdamW and loss, bf16 products where native).
+numerics = {}
 optimizer = "adamw"
 lr = 0.005
 eval_points = 2  # evaluations per language-model run (the last one is the final loss)

@@ -93,6 +93,9 @@ test_sets = ["l10n", "story"]
 steps = 400
 max_tokens = 1024
 warmup_steps = 40
+# How each step runs: engine keys -> values (`config.LEGACY_NUMERICS` lists them); {} is the engine's
+# default, the fast CPU path (random16 dropout masks, fused AdamW and loss, bf16 products where native).
+numerics = {}
 optimizer = "adamw"
 lr = 0.005
 dropout = 0.0

@@ -111,8 +111,8 @@ print("a training batch of", next(iter(stream)).n_tgt_tokens, "target tokens")
 # `ModelConfig` fixes an architecture (`"encdec"`, `"prefixlm"`, `"prefixlm_toponly"`, `"causallm"`,
 # `"causallm_tgtonly"`) and its sizes; `build_model` makes the `NMTModel`. `parameter_counts` counts from the
 # config alone, `training_flops_per_target_token` gives the analytic training cost. `greedy` and
-# `beam_search` decode with a key/value cache. `dropout_mask="random16"` draws cheaper dropout masks where
-# torch's Bernoulli generator runs serially (`benchmarks/dropout_cost.py` measures both).
+# `beam_search` decode with a key/value cache. Dropout draws `random16` masks by default, cheaper than
+# `dropout_mask="bernoulli"` where torch's Bernoulli generator runs serially (`benchmarks/dropout_cost.py`).
 
 # %%
 from nmtscale.engine.counting import parameter_counts

@@ -11,7 +11,18 @@ import pytest
 import yaml
 
 from nmtscale import runs
-from nmtscale.config import dotted_keys, from_dict, load_config, override
+from nmtscale.config import (
+    LEGACY_NUMERICS,
+    RunConfig,
+    dotted_keys,
+    from_dict,
+    from_stored,
+    load_config,
+    override,
+    set_keys,
+    to_dict,
+    with_numerics,
+)
 from nmtscale.errors import ConfigurationError, DataError
 from nmtscale.runs import config_hash
 
@@ -49,39 +60,83 @@ def test_hash_is_a_function_of_the_content():
     assert config_hash(from_dict({})) != config_hash(from_dict({"train": {"seed": 1}}))
 
 
+def legacy_config(**sections) -> RunConfig:
+    """A config on the numerics every run recorded before issue 37 trained with, `sections` set on top."""
+    raw = set_keys({}, LEGACY_NUMERICS, "<test>")
+    for section, keys in sections.items():
+        raw.setdefault(section, {}).update(keys)
+    return from_dict(raw)
+
+
+LEGACY_DEFAULT_ID = "96f2728055d0d4e3"  # the default config's run id before issue 37 moved the defaults
+
+
 def test_stored_runs_keep_their_names():
-    """The run id of the default config on the committed corpus at engine version 2, pinned: a new config key
-    that is not listed in KEYS_ADDED_LATER changes it, and every recorded run would be trained again."""
-    assert config_hash(from_dict({})) == "96f2728055d0d4e3"
+    """The run id of the default config of engine version 2 on the committed corpus (with the numerics it had
+    then), pinned: a new config key that is not listed in KEYS_ADDED_LATER changes it, and every recorded run
+    would be trained again."""
+    assert config_hash(legacy_config()) == LEGACY_DEFAULT_ID
 
 
-def test_a_key_added_later_keeps_old_ids_at_its_default_and_names_new_runs_otherwise():
-    """`train.schedule` came after runs were recorded: spelt out at its default it keeps the pinned id, so
-    chapters recorded before it keep reading their runs; any other value is a new run."""
-    assert config_hash(from_dict({"train": {"schedule": "inverse_sqrt"}})) == "96f2728055d0d4e3"
-    assert config_hash(from_dict({"train": {"schedule": "cosine"}})) != "96f2728055d0d4e3"
+def test_the_engine_default_is_the_fast_cpu_path_and_a_new_run():
+    default = from_dict({})
+    fast = {"model.dropout_mask": "random16", "model.attention_dropout_mask": "random16"}
+    fast |= {"train.optimizer_kernel": "auto", "train.loss_kernel": "fused", "train.cpu_precision": "bf16"}
+    assert {key: getattr(getattr(default, key.split(".")[0]), key.split(".")[1]) for key in fast} == fast
+    assert set(fast) == set(LEGACY_NUMERICS)
+    assert config_hash(default) != LEGACY_DEFAULT_ID
 
 
-def test_the_optimizer_kernel_keeps_old_ids_at_its_default_and_fused_needs_adamw():
-    assert config_hash(from_dict({"train": {"optimizer_kernel": "default"}})) == "96f2728055d0d4e3"
+def test_a_key_added_later_keeps_old_ids_at_its_legacy_value_and_names_new_runs_otherwise():
+    """`train.schedule` came after runs were recorded: spelt out at the value those runs had it keeps the
+    pinned id, so chapters recorded before it keep reading their runs; any other value is a new run."""
+    assert config_hash(legacy_config(train={"schedule": "inverse_sqrt"})) == LEGACY_DEFAULT_ID
+    assert config_hash(legacy_config(train={"schedule": "cosine"})) != LEGACY_DEFAULT_ID
+
+
+def test_the_optimizer_kernel_fused_needs_adamw_and_auto_fuses_adamw_only():
     fused = from_dict({"train": {"optimizer": "adamw", "optimizer_kernel": "fused"}})
     assert config_hash(fused) != config_hash(from_dict({"train": {"optimizer": "adamw"}}))
     with pytest.raises(ConfigurationError, match="train.optimizer_kernel fused needs train.optimizer adamw"):
         from_dict({"train": {"optimizer_kernel": "fused"}})
+    assert from_dict({}).train.optimizer == "adafactor"  # "auto" is valid with it: Adafactor's own update
 
 
 @pytest.mark.parametrize(
     ("section", "key", "fast"),
     [
+        ("train", "optimizer_kernel", "auto"),
         ("model", "attention_dropout_mask", "random16"),
         ("train", "loss_kernel", "fused"),
         ("train", "cpu_precision", "bf16"),
     ],
 )
-def test_the_fast_cpu_paths_keep_old_ids_at_their_defaults_and_name_new_runs(section, key, fast):
-    default = from_dict({section: {key: getattr(from_dict({}), section).__dict__[key]}})
-    assert config_hash(default) == "96f2728055d0d4e3"
-    assert config_hash(from_dict({section: {key: fast}})) != "96f2728055d0d4e3"
+def test_the_fast_cpu_paths_keep_old_ids_at_their_legacy_values_and_name_new_runs(section, key, fast):
+    assert config_hash(legacy_config(**{section: {key: LEGACY_NUMERICS[f"{section}.{key}"]}})) == (
+        LEGACY_DEFAULT_ID
+    )
+    assert config_hash(legacy_config(**{section: {key: fast}})) != LEGACY_DEFAULT_ID
+
+
+def test_a_stored_config_without_a_key_added_later_reads_as_the_run_trained_it():
+    """A record written before `train.loss_kernel` existed trained with F.cross_entropy: from_stored fills in
+    that legacy value, where from_dict would fill in today's default, the fused kernel (another run)."""
+    stored = to_dict(legacy_config())
+    del stored["train"]["loss_kernel"]
+    assert from_stored(stored).train.loss_kernel == "default"
+    assert config_hash(from_stored(stored)) == LEGACY_DEFAULT_ID
+    assert from_dict(stored).train.loss_kernel == "fused"
+
+
+def test_a_chapters_numerics_sets_only_numerics_keys():
+    raw = with_numerics({}, {"train.cpu_precision": "fp32"}, "params/x")
+    assert from_dict(raw).train.cpu_precision == "fp32"
+    with pytest.raises(ConfigurationError, match=r"params/x: numerics: 'train.lr' is not a numerics key"):
+        with_numerics({}, {"train.lr": 0.1}, "params/x")
+    with pytest.raises(
+        ConfigurationError, match=r"params/x: numerics: .*dropout_mask=.random61.: expected one of"
+    ):
+        from_dict(with_numerics({}, {"model.dropout_mask": "random61"}, "params/x"), "params/x: numerics")
 
 
 def test_the_engine_version_is_part_of_the_run_id(monkeypatch):

@@ -5,7 +5,8 @@ Recorded results are only valid for the code that trained them (`nmtscale.record
 every run id). When this test fails because you changed training numerics on purpose, bump ENGINE_VERSION and
 write the new curve: `.venv/bin/python tests/test_golden_run.py --write`. The tolerance holds across x86 CPUs
 and 1-2 threads (float summation order differs between them); a real numerics change moves the curve by far
-more.
+more. The run takes the numerics every recorded run trained with (`config.LEGACY_NUMERICS`), not the engine's
+default fast path, whose bf16 products depend on the processor (`tests/test_numerics.py` checks that path).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 from toy import toy_pairs, user_run
 
 from nmtscale import runs
-from nmtscale.config import from_dict
+from nmtscale.config import LEGACY_NUMERICS, from_dict, with_numerics
 from nmtscale.record import ENGINE_VERSION
 
 GOLDEN = Path(__file__).parent / "data" / "golden_run.json"
@@ -31,7 +32,9 @@ def golden_curve(folder: Path) -> list[dict]:
     """Train the golden run in `folder` (user data written there) and return its curve."""
     for name, pairs in (("train", toy_pairs(300, seed=1)), ("test", toy_pairs(40, seed=2))):
         (folder / f"{name}.tsv").write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs))
-    summary = runs.run(from_dict(user_run(folder, steps=STEPS, lr=0.03)))
+    summary = runs.run(
+        from_dict(with_numerics(user_run(folder, steps=STEPS, lr=0.03), LEGACY_NUMERICS, "golden"))
+    )
     assert summary.finished, summary.reason
     return [
         {"step": p["step"], "train_objective": p["train_objective"], "test_loss": p["test_loss"]["en-de/toy"]}

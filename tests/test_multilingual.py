@@ -33,6 +33,7 @@ PARAMS = {
     "steps": 40,
     "max_tokens": 256,
     "warmup_steps": 4,
+    "numerics": {},  # the engine's fast path
     "optimizer": "adamw",
     "lr": 0.005,
     "dropout": 0.0,

@@ -1,4 +1,4 @@
-"""The fast CPU training path against the default (issue 37): the plan, the gate, and the committed runs."""
+"""The fast CPU training path against the legacy one (issue 37): the plan, the gate, the committed runs."""
 
 from __future__ import annotations
 
@@ -21,17 +21,17 @@ def params():
 def test_both_paths_train_chapter_1s_baseline_and_differ_only_in_the_fast_keys_and_seed(params):
     planned = numerics.plan(params, STEPS, SEEDS)
     (baseline,) = bivariate.long_plan(params, STEPS, {"encoder": [], "decoder": []})
-    assert config_hash(planned["default"][0]) == config_hash(baseline.config)
-    for seed, default, fast in zip(SEEDS, planned["default"], planned["fast"], strict=True):
-        assert default.train.seed == fast.train.seed == seed
-        assert config_hash(override(default, numerics.FAST_PATH)) == config_hash(fast)
+    assert config_hash(planned["legacy"][0]) == config_hash(baseline.config)
+    for seed, legacy, fast in zip(SEEDS, planned["legacy"], planned["fast"], strict=True):
+        assert legacy.train.seed == fast.train.seed == seed
+        assert config_hash(override(legacy, numerics.FAST_PATH)) == config_hash(fast)
     ids = [config_hash(cfg) for configs in planned.values() for cfg in configs]
     assert len(set(ids)) == len(ids) == 2 * len(SEEDS)
 
 
-def losses(default: list[float], fast: list[float]) -> pd.DataFrame:
+def losses(legacy: list[float], fast: list[float]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"path": "default", "seed": i, "test_set": "t", "final_loss": v} for i, v in enumerate(default)]
+        [{"path": "legacy", "seed": i, "test_set": "t", "final_loss": v} for i, v in enumerate(legacy)]
         + [{"path": "fast", "seed": i, "test_set": "t", "final_loss": v} for i, v in enumerate(fast)]
     )
 
@@ -46,7 +46,7 @@ def test_the_gate_fails_a_path_that_drifts_by_more_than_one_seed_std():
     assert not bool(drifted["within 1 seed std"])
 
 
-def test_the_committed_fast_path_runs_learn_like_the_default(params, monkeypatch):
+def test_the_committed_fast_path_runs_learn_like_the_legacy_path(params, monkeypatch):
     """The records of benchmarks/training_numerics.py: chapter 1's baseline at 2,000 updates, 3 seeds per
     path; on every En->De test set the path means differ by at most one pooled seed std."""
     monkeypatch.setenv("NMTSCALE_RESULTS", str(record.REPOSITORY / params["results_dir"]))

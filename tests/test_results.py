@@ -12,7 +12,7 @@ from toy import user_run
 
 from nmtscale import record, results, runs
 from nmtscale.cli import main
-from nmtscale.config import from_dict
+from nmtscale.config import from_dict, from_stored
 from nmtscale.errors import DataError
 
 
@@ -165,6 +165,18 @@ def test_table_and_compare_report_differences_in_seed_standard_deviations(
     assert main(["results", "table", "--store", str(original), "--output", str(tmp_path / "runs.csv")]) == 0
     assert (tmp_path / "runs.csv").read_text().count("\n") == 4
     assert main(["results", "compare", str(original), str(tmp_path / "empty")]) == 2
+
+
+def test_every_committed_record_is_named_by_the_run_id_of_its_config():
+    """A change to run identity (a key added, a default moved: `config.KEYS_ADDED_LATER`) that would rename a
+    committed run, so that the chapters train it again, fails here first."""
+    root = record.REPOSITORY / "results"
+    renamed = [
+        r["run_id"]
+        for r in record.iter_records(root, record.ENGINE_VERSION)
+        if runs.config_hash(from_stored(r["summary"].config)) != r["run_id"]
+    ]
+    assert not renamed, f"{len(renamed)} committed runs would be renamed, e.g. {renamed[:3]}"
 
 
 def test_every_committed_record_and_output_reads_at_this_engine_version():

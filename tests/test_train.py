@@ -87,7 +87,7 @@ def test_evaluation_is_the_exact_per_token_cross_entropy(toy_data):
 @pytest.mark.filterwarnings("ignore:Seems like `optimizer.step\\(\\)` has been overridden")
 def test_gradient_accumulation_equals_one_big_batch(tmp_path, toy_data):
     no_dropout = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
-    cfg = tiny_config(model=no_dropout, train={"clip_norm": None})
+    cfg = tiny_config(model=no_dropout, train={"clip_norm": None, "cpu_precision": "fp32"})
     examples = toy_data.tasks[0][:12]
 
     def gradients(batches):
@@ -107,7 +107,9 @@ def test_causallm_objective_adds_the_weighted_source_lm_loss(tmp_path, toy_data)
     no_dropout = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
     model = {"arch": "causallm", "enc_layers": 0, **no_dropout}
     batch = collate(toy_data.tasks[0][:6])
-    cfg = tiny_config(model=model, train={"label_smoothing": 0.0, "source_lm_weight": 0.5})
+    cfg = tiny_config(
+        model=model, train={"label_smoothing": 0.0, "source_lm_weight": 0.5, "cpu_precision": "fp32"}
+    )
     run = trainer.Trainer(cfg, tmp_path, toy_data, device="cpu")  # an fp32 identity
     run.optimizer.step = lambda: None
     with torch.no_grad():

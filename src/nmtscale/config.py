@@ -164,19 +164,23 @@ class TrainConfig:
     # `steps`, so the final loss is that of an annealed model rather than of a curve still falling.
     schedule: Literal["inverse_sqrt", "cosine"] = "inverse_sqrt"
     adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    # The next three keys (and the model's dropout masks) choose how a step runs; their defaults are the fast
+    # CPU path (issue 37: about 1.2x at d_model 64 and 1.7x at 128 on one core of an avx512_bf16 CPU,
+    # benchmarks/training_paths.py), which learns what the fp32 path learns to within a seed std
+    # (benchmarks/training_numerics.py). Runs recorded before it trained on `LEGACY_NUMERICS`.
     # How AdamW's update runs: "default" is torch's own choice (on CPU a loop over the parameters, many small
-    # ops; foreach on CUDA), "fused" one kernel over all parameters: the same arithmetic, 5-18% faster
-    # training of the chapters' small models on CPU (benchmarks/training_paths.py). Adafactor has none.
-    optimizer_kernel: Literal["default", "fused"] = "default"
+    # ops; foreach on CUDA), "fused" one kernel over all parameters (the same arithmetic, 3-5% faster at the
+    # chapters' sizes); "auto" is fused for AdamW, and Adafactor's own update (it has no fused one).
+    optimizer_kernel: Literal["default", "fused", "auto"] = "auto"
     # How the label-smoothed cross-entropy runs: "default" is F.cross_entropy (log-softmax, NLL and the
     # smoothing sum, each with its own backward pass over the logits), "fused" one log-softmax whose backward
     # writes softmax minus the smoothed target at once: the same loss, about half its time.
-    loss_kernel: Literal["default", "fused"] = "default"
+    loss_kernel: Literal["default", "fused"] = "fused"
     # Matrix products on CPU: "fp32", or "bf16": the linear layers multiply bf16 copies of their inputs and
     # weights and return fp32 (`model.bf16_matmuls`; fp32 weights, optimiser, norms, attention, loss), where
     # the processor multiplies bf16 natively (avx512_bf16 or AMX; elsewhere the run stays fp32, and its
     # record's provenance says which it got). CUDA always trains under bf16 autocast.
-    cpu_precision: Literal["fp32", "bf16"] = "fp32"
+    cpu_precision: Literal["fp32", "bf16"] = "bf16"
     weight_decay: float = 0.0
     label_smoothing: float = 0.1
     logit_cap: float | None = None
@@ -299,16 +303,54 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
     return raw
 
 
-# Keys added after runs of this engine version were stored, as "section.key": left out of the hash while at
-# their default, so that adding a key never renames (and so orphans) the runs recorded before it existed.
-# Bumping `record.ENGINE_VERSION` renames every run anyway: empty the list then.
-KEYS_ADDED_LATER: tuple[str, ...] = (
-    "train.schedule",
-    "train.optimizer_kernel",
-    "model.attention_dropout_mask",
-    "train.loss_kernel",
-    "train.cpu_precision",
-)
+# Keys added after runs of this engine version were stored, as "section.key", each with the value every run
+# recorded before the key existed trained with: left out of the hash at that value (and filled in with it when
+# a stored config lacks the key, `from_stored`), so that adding a key, or moving its default, never renames
+# (and so orphans) the runs recorded before. Bumping `record.ENGINE_VERSION` renames every run: empty it then.
+KEYS_ADDED_LATER: dict[str, Any] = {
+    "train.schedule": "inverse_sqrt",
+    "train.optimizer_kernel": "default",
+    "model.attention_dropout_mask": "bernoulli",
+    "train.loss_kernel": "default",
+    "train.cpu_precision": "fp32",
+}
+
+# The numerics every run recorded before the fast CPU path became the engine's default (issue 37): torch's
+# Bernoulli dropout, SDPA's attention, torch's own AdamW loop, F.cross_entropy and fp32 products. A chapter
+# recorded on it pins these keys (its `numerics` parameter) until it moves to the fast path, which trains
+# every one of its runs again.
+LEGACY_NUMERICS: dict[str, str] = {
+    "model.dropout_mask": "bernoulli",
+    "model.attention_dropout_mask": "bernoulli",
+    "train.optimizer_kernel": "default",
+    "train.loss_kernel": "default",
+    "train.cpu_precision": "fp32",
+}
+
+
+def with_numerics(raw: dict[str, Any], numerics: typing.Mapping[str, Any], source: str) -> dict[str, Any]:
+    """A copy of the raw config `raw` with a chapter's `numerics` parameter set: keys of `LEGACY_NUMERICS`
+    only (any other key is an error naming `source`), so that it chooses how a step runs and nothing else."""
+    if not isinstance(numerics, typing.Mapping):
+        raise ConfigurationError(f"{source}: numerics must be a mapping of engine keys to values")
+    for key in numerics:
+        if key not in LEGACY_NUMERICS:
+            raise ConfigurationError(
+                f"{source}: numerics: {key!r} is not a numerics key; expected some of {list(LEGACY_NUMERICS)}"
+            )
+    return set_keys(raw, numerics, f"{source}: numerics")
+
+
+def from_stored(raw: Any, source: str = "<stored config>") -> RunConfig:
+    """`from_dict` for a config a run stored (its record, summary or run directory): a key it lacks because
+    it was added later (`KEYS_ADDED_LATER`) reads as the value the run trained with, not today's default."""
+    if isinstance(raw, dict):
+        raw = {name: dict(value) if isinstance(value, dict) else value for name, value in raw.items()}
+        for dotted, legacy in KEYS_ADDED_LATER.items():
+            section, key = dotted.split(".")
+            if isinstance(raw.get(section), dict):
+                raw[section].setdefault(key, legacy)
+    return from_dict(raw, source)
 
 
 def from_dict(raw: Any, source: str = "<config>") -> RunConfig:

@@ -45,6 +45,7 @@ from nmtscale.config import (
     DataConfig,
     RunConfig,
     from_dict,
+    from_stored,
     load_config,
     read_yaml,
     set_keys,
@@ -102,10 +103,9 @@ def config_hash(cfg: RunConfig) -> str:
     silently returning, or resuming, one trained on other text.
     """
     identity = {**to_dict(cfg), "engine_version": ENGINE_VERSION}
-    defaults = to_dict(RunConfig())
-    for dotted in KEYS_ADDED_LATER:
+    for dotted, legacy in KEYS_ADDED_LATER.items():
         section, key = dotted.split(".")
-        if identity[section][key] == defaults[section][key]:
+        if identity[section][key] == legacy:
             del identity[section][key]
     if cfg.data.train_files is None or cfg.data.test_sets:
         identity["corpus_sha256"] = corpus_fingerprint()
@@ -179,10 +179,9 @@ def recorded_summary(cfg: RunConfig) -> RunSummary | None:
     if not path.exists():
         return None
     summary = record.read_record(path)["summary"]
-    # through from_dict, a record written before a key was added (`config.KEYS_ADDED_LATER`) reads with the
-    # key at its default, as its run id does
+    # a record written before a key was added (`config.KEYS_ADDED_LATER`) reads with the value it trained with
     try:
-        stored = to_dict(from_dict(summary.config, str(path)))
+        stored = to_dict(from_stored(summary.config, str(path)))
     except ConfigurationError as err:
         raise DataError(f"{path}: its config does not load: {err}") from None
     if json.loads(json.dumps(stored)) != json.loads(json.dumps(to_dict(cfg))):
@@ -242,7 +241,7 @@ def model_directory(summary: RunSummary) -> Path:
             "training it again",
             file=sys.stderr,
         )
-        _trained(from_dict(summary.config), directory, None, None)
+        _trained(from_stored(summary.config), directory, None, None)
     return directory
 
 
@@ -251,7 +250,7 @@ def tokenizer(summary: RunSummary) -> Tokenizer:
     path = runs_root() / summary.run_id / TOKENIZER
     if path.exists():
         return Tokenizer(path)
-    return prepare_data(from_dict(summary.config).data, cache_root()).tokenizer
+    return prepare_data(from_stored(summary.config).data, cache_root()).tokenizer
 
 
 def stored_output(summary: RunSummary, name: str, compute: Callable[[Path], Any]) -> Any:

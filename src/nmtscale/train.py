@@ -75,7 +75,7 @@ def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Opt
         lr=cfg.lr,
         betas=tuple(cfg.adam_betas),
         weight_decay=cfg.weight_decay,
-        fused=True if cfg.optimizer_kernel == "fused" else None,
+        fused=True if cfg.optimizer_kernel in ("fused", "auto") else None,
     )
 
 

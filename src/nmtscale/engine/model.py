@@ -138,12 +138,13 @@ class ModelConfig:
     # How residual, embedding and activation dropout draw their masks: "bernoulli" is torch's F.dropout, one
     # draw per element; "random16" cuts four 16-bit numbers out of each 64-bit draw, several times cheaper
     # where torch's Bernoulli generator runs serially (CPUs on which PyTorch does not use MKL's), with p
-    # rounded to 2^-16.
-    dropout_mask: str = "bernoulli"
+    # rounded to 2^-16. The default since issue 37; runs recorded before it drew "bernoulli" masks.
+    dropout_mask: str = "random16"
     # How attention dropout draws its mask: "bernoulli" inside torch's attention kernel (on CPU that forces
     # SDPA's unfused math path and its serial Bernoulli draws), "random16" in our own attention, which
-    # computes the same probabilities and drops them with `Dropout(p, "random16")`.
-    attention_dropout_mask: str = "bernoulli"
+    # computes the same probabilities and drops them with `Dropout(p, "random16")`. The default since issue
+    # 37; on CUDA "bernoulli" lets SDPA use its fused kernels.
+    attention_dropout_mask: str = "random16"
 
     def __post_init__(self):
         for key in ("d_model", "n_heads"):

@@ -125,6 +125,7 @@ PARAMETER_NAMES = (
     "steps",
     "max_tokens",
     "warmup_steps",
+    "numerics",
     "optimizer",
     "lr",
     "eval_points",
@@ -156,7 +157,7 @@ def chapter_base(params: Mapping[str, Any]) -> RunConfig:
     budget, evaluated on chapter 1's schedule, so that its EncDec runs are chapter 1's runs where they
     match."""
     keys = ["d_model", "d_ff", "n_heads", "vocab_size", "max_train_pairs", "steps", "max_tokens"]
-    keys += ["warmup_steps", "optimizer", "lr", "seed", "final_fraction"]
+    keys += ["warmup_steps", "optimizer", "lr", "seed", "final_fraction", "numerics"]
     return bivariate.base_config(
         {**{key: params[key] for key in keys}, "eval_points": params["encdec_eval_points"]}
     )

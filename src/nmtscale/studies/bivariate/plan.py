@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nmtscale.config import RunConfig, from_dict, override
+from nmtscale.config import RunConfig, from_dict, override, with_numerics
 from nmtscale.studies import sweeps
 
 TEST_SETS = ["l10n", "story", "ding"]
@@ -20,39 +20,33 @@ def base_config(params: Mapping[str, Any]) -> RunConfig:
     """Chapter 1's base run config from its parameters (``params/01_bivariate_laws/<scale>.yaml``).
 
     Later chapters build their configs from this, so that a model chapter 1 trained is the same config, with
-    the same hash, and comes from the run store instead of being trained again. The training keys added after
-    those chapters were recorded (`dropout_mask`, `schedule`) default to the engine's defaults,
-    which keep their run ids.
+    the same hash, and comes from the run store instead of being trained again. `schedule` defaults to the
+    inverse square root the runs before it were recorded with; ``params["numerics"]`` (engine keys -> values,
+    as `config.LEGACY_NUMERICS`; {} for the engine's fast CPU path) says how each step runs.
     """
     steps = params["steps"]
     interval = steps // params["eval_points"]
-    return from_dict(
-        {
-            "model": {
-                "d_model": params["d_model"],
-                "d_ff": params["d_ff"],
-                "n_heads": params["n_heads"],
-                "dropout_mask": params.get("dropout_mask", "bernoulli"),
-            },
-            "data": {
-                "test_sets": TEST_SETS,
-                "vocab_size": params["vocab_size"],
-                "max_train_pairs": params["max_train_pairs"],
-            },
-            "train": {
-                "steps": steps,
-                "max_tokens": params["max_tokens"],
-                "warmup_steps": params["warmup_steps"],
-                "schedule": params.get("schedule", "inverse_sqrt"),
-                "optimizer": params["optimizer"],
-                "lr": params["lr"],
-                "checkpoint_interval": interval,
-                "seed": params["seed"],
-            },
-            "eval": {"interval": interval, "final_fraction": params["final_fraction"]},
+    source = "params/01_bivariate_laws"
+    raw = {
+        "model": {"d_model": params["d_model"], "d_ff": params["d_ff"], "n_heads": params["n_heads"]},
+        "data": {
+            "test_sets": TEST_SETS,
+            "vocab_size": params["vocab_size"],
+            "max_train_pairs": params["max_train_pairs"],
         },
-        source="params/01_bivariate_laws",
-    )
+        "train": {
+            "steps": steps,
+            "max_tokens": params["max_tokens"],
+            "warmup_steps": params["warmup_steps"],
+            "schedule": params.get("schedule", "inverse_sqrt"),
+            "optimizer": params["optimizer"],
+            "lr": params["lr"],
+            "checkpoint_interval": interval,
+            "seed": params["seed"],
+        },
+        "eval": {"interval": interval, "final_fraction": params["final_fraction"]},
+    }
+    return from_dict(with_numerics(raw, params["numerics"], source), source)
 
 
 def chapter_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:

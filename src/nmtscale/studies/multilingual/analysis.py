@@ -43,6 +43,7 @@ PARAMETER_NAMES = (
     "steps",
     "max_tokens",
     "warmup_steps",
+    "numerics",
     "optimizer",
     "lr",
     "dropout",

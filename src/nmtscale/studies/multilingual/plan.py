@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nmtscale.config import RunConfig, from_dict, override
+from nmtscale.config import RunConfig, from_dict, override, with_numerics
 
 
 @dataclass(frozen=True)
@@ -46,39 +46,39 @@ def cohort_name(directions: Sequence[str]) -> str:
 
 
 def base_config(params: Mapping[str, Any]) -> RunConfig:
-    """The settings every run of the chapter shares, from its parameters (params/04_multilingual_laws)."""
+    """The settings every run of the chapter shares, from its parameters (params/04_multilingual_laws); its
+    ``numerics`` pins how each step runs (`bivariate.base_config`)."""
     steps = params["steps"]
     interval = steps // params["eval_points"]
-    return from_dict(
-        {
-            "model": {"dropout": params["dropout"], "attention_dropout": params["dropout"]},
-            "data": {
-                "test_sets": list(params["test_sets"]),
-                "vocab_size": params["vocab_size"],
-                "character_coverage": params["character_coverage"],
-                "max_train_pairs": params["max_train_pairs"],
-                "max_test_pairs": params["max_test_pairs"],
-                "disjoint_sources": True,
-                "tokenizer_directions": list(params["tokenizer_directions"]),
-            },
-            "train": {
-                "steps": steps,
-                "max_tokens": params["max_tokens"],
-                "warmup_steps": params["warmup_steps"],
-                "optimizer": params["optimizer"],
-                "lr": params["lr"],
-                "checkpoint_interval": interval,
-                "seed": params["seed"],
-            },
-            "eval": {
-                "interval": interval,
-                "final_fraction": params["final_fraction"],
-                "decode": params["decode"],
-                "max_decode_sentences": params["max_decode_sentences"],
-            },
+    source = "params/04_multilingual_laws"
+    raw = {
+        "model": {"dropout": params["dropout"], "attention_dropout": params["dropout"]},
+        "data": {
+            "test_sets": list(params["test_sets"]),
+            "vocab_size": params["vocab_size"],
+            "character_coverage": params["character_coverage"],
+            "max_train_pairs": params["max_train_pairs"],
+            "max_test_pairs": params["max_test_pairs"],
+            "disjoint_sources": True,
+            "tokenizer_directions": list(params["tokenizer_directions"]),
         },
-        source="params/04_multilingual_laws",
-    )
+        "train": {
+            "steps": steps,
+            "max_tokens": params["max_tokens"],
+            "warmup_steps": params["warmup_steps"],
+            "optimizer": params["optimizer"],
+            "lr": params["lr"],
+            "checkpoint_interval": interval,
+            "seed": params["seed"],
+        },
+        "eval": {
+            "interval": interval,
+            "final_fraction": params["final_fraction"],
+            "decode": params["decode"],
+            "max_decode_sentences": params["max_decode_sentences"],
+        },
+    }
+    return from_dict(with_numerics(raw, params["numerics"], source), source)
 
 
 def sized(base: RunConfig, d_model: int, layers: int, head_dim: int, ff_ratio: int) -> RunConfig:

@@ -80,23 +80,10 @@ runs_dir = "runs"  # the run store shared by all chapters (checkpoints, models: 
 results_dir = "results"  # the results store: one committed record per run, read instead of retraining
 # Language pairs of the bilingual part; the first is the main one (FLOPs, speed). En->De: chapter 1's runs.
 pairs = ["en-de", "en-fr"]
-# Width, vocabulary and training of every bilingual run: chapter 1's recipe, so its EncDec runs serve here.
-d_model = 16
-d_ff = 64
-n_heads = 2
-vocab_size = 1000
-max_train_pairs = None
-steps = 800
-max_tokens = 1024
-warmup_steps = 40
-# How each step runs: engine keys -> values (`config.LEGACY_NUMERICS` lists them); {} is the engine's
-# default, the fast CPU path (random16 dropout masks, fused AdamW and loss, bf16 products where native).
-numerics = {}
-optimizer = "adamw"
-lr = 0.005
-eval_points = 2  # evaluations per language-model run (the last one is the final loss)
-encdec_eval_points = 5  # chapter 1's schedule; evaluating draws no random numbers, training is the same
-final_fraction = 0.1
+# Width, vocabulary and training of every bilingual run: chapter 1's parameters at this scale
+# (params/01_bivariate_laws), these keys changed, so that its EncDec runs serve here where they match.
+chapter1_overrides = {}
+eval_points = 2  # evaluations per language-model run (the last is the final loss); EncDec runs: chapter 1's
 # Variant -> EncDec sizes (layers per side) it is matched to. 'x+deep': twice the layers of that EncDec,
 # 'x+wide': its depth with a wider feed-forward layer (engine.counting.lm_deep_config / lm_wide_config).
 variants = {
@@ -164,6 +151,7 @@ book.parameters_table("03_lm_vs_encdec", globals())
 
 # %%
 # Chapter 1's base config, from the same function: its EncDec runs are the same configs, with the same hashes.
+chapter1 = book.load_parameters("01_bivariate_laws", scale, chapter1_overrides)
 params = {name: value for name, value in globals().items() if name in arch.PARAMETER_NAMES}
 base = arch.chapter_base(params)
 pair_test_sets = arch.pair_test_sets(pairs)
@@ -229,7 +217,7 @@ for pair in pairs:
     }
     edges = arch.length_edges([src for pairs_of_set in test_pairs.values() for src, _ in pairs_of_set])
     print(f"{pair} source words: short < {edges[0]} <= medium < {edges[1]} <= long")
-    request = arch.EvalRequest(test_pairs, edges, decode_sentences, max_tokens)
+    request = arch.EvalRequest(test_pairs, edges, decode_sentences, chapter1["max_tokens"])
     pair_runs = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.group == pair]
     results = arch.evaluate_runs([s for _, s in pair_runs], request, workers, threads_per_run)
     pair_buckets, pair_translations = arch.stored_table([p for p, _ in pair_runs], results)
@@ -473,8 +461,8 @@ display(
         arch.verdict_numbers(
             table,
             len(plan),
-            steps,
-            max_tokens,
+            chapter1["steps"],
+            chapter1["max_tokens"],
             per_run,
             seed_std,
             exponents,

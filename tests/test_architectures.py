@@ -17,7 +17,7 @@ from nmtscale.engine.model import ModelConfig
 from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError
 from nmtscale.studies import architectures as arch
-from nmtscale.studies import claims
+from nmtscale.studies import bivariate, claims
 from nmtscale.train import median_tokens_per_second
 
 BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
@@ -59,7 +59,10 @@ def test_plan_needs_an_encdec_base_and_positive_sizes():
 
 def test_chapter_plans_build_every_run_from_the_chapter_parameters():
     params = book.load_parameters("03_lm_vs_encdec", "smoke", root=record.REPOSITORY)
-    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES}
+    chapter1 = book.load_parameters(
+        "01_bivariate_laws", "smoke", params["chapter1_overrides"], record.REPOSITORY
+    )
+    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES} | {"chapter1": chapter1}
     plan, noise_plan = arch.bilingual_plans(params)
     expected = sum(len(sizes) for sizes in params["variants"].values()) * len(params["pairs"])
     assert len(plan) == expected
@@ -67,8 +70,11 @@ def test_chapter_plans_build_every_run_from_the_chapter_parameters():
     assert {p.config.train.seed for p in noise_plan} == set(params["noise_seeds"])
     encdec = next(p for p in plan if p.variant == "encdec")
     lm = next(p for p in plan if p.variant != "encdec")
-    assert encdec.config.eval.interval == params["steps"] // params["encdec_eval_points"]
-    assert lm.config.eval.interval == params["steps"] // params["eval_points"]
+    assert encdec.config.eval.interval == chapter1["steps"] // chapter1["eval_points"]
+    assert lm.config.eval.interval == chapter1["steps"] // params["eval_points"]
+    baseline = next(p for p in plan if (p.variant, p.size, p.group) == ("encdec", 2, "en-de"))
+    chapter1_runs = {runs.config_hash(p.config) for p in bivariate.chapter_plan(chapter1)}
+    assert runs.config_hash(baseline.config) in chapter1_runs, "chapter 1's baseline serves here"
     many, transfer = arch.multilingual_plans(params)
     assert {p.group for p in many} == {"many-to-many"}
     assert many[0].config.data.directions == params["ml_directions"]

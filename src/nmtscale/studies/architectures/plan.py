@@ -113,24 +113,13 @@ def non_embedding_params(cfg: ModelConfig) -> int:
     return counts["encoder"] + counts["decoder"]
 
 
-# Chapter 3's parameters (params/03_lm_vs_encdec/<scale>.yaml) that its plans read.
+# Chapter 3's parameters (params/03_lm_vs_encdec/<scale>.yaml) that its plans read; "chapter1" holds chapter
+# 1's, loaded by the chapter with its `chapter1_overrides`.
 PARAMETER_NAMES = (
     "seed",
     "pairs",
-    "d_model",
-    "d_ff",
-    "n_heads",
-    "vocab_size",
-    "max_train_pairs",
-    "steps",
-    "max_tokens",
-    "warmup_steps",
-    "numerics",
-    "optimizer",
-    "lr",
+    "chapter1",
     "eval_points",
-    "encdec_eval_points",
-    "final_fraction",
     "variants",
     "noise_sizes",
     "noise_seeds",
@@ -153,14 +142,11 @@ PARAMETER_NAMES = (
 
 
 def chapter_base(params: Mapping[str, Any]) -> RunConfig:
-    """Chapter 3's bilingual base run: chapter 1's recipe (`bivariate.base_config`) at chapter 3's width and
-    budget, evaluated on chapter 1's schedule, so that its EncDec runs are chapter 1's runs where they
+    """Chapter 3's bilingual base run: chapter 1's recipe (`bivariate.base_config`) from chapter 1's
+    parameters as chapter 3 takes them (``params["chapter1"]``: its own scale, changed by its
+    ``chapter1_overrides``), at chapter 3's seed, so that its EncDec runs are chapter 1's runs where they
     match."""
-    keys = ["d_model", "d_ff", "n_heads", "vocab_size", "max_train_pairs", "steps", "max_tokens"]
-    keys += ["warmup_steps", "optimizer", "lr", "seed", "final_fraction", "numerics"]
-    return bivariate.base_config(
-        {**{key: params[key] for key in keys}, "eval_points": params["encdec_eval_points"]}
-    )
+    return bivariate.base_config({**params["chapter1"], "seed": params["seed"]})
 
 
 def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
@@ -176,7 +162,7 @@ def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list
     models evaluated ``eval_points`` times), and the EncDec sizes ``noise_sizes`` with every seed of
     ``noise_seeds``, whose spread is the seed noise."""
     base = chapter_base(params)
-    interval = params["steps"] // params["eval_points"]
+    interval = params["chapter1"]["steps"] // params["eval_points"]
     lm_schedule = {"train.checkpoint_interval": interval, "eval.interval": interval}
     test_sets = pair_test_sets(params["pairs"])
     plan, noise_plan = [], []

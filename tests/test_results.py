@@ -169,14 +169,15 @@ def test_table_and_compare_report_differences_in_seed_standard_deviations(
 
 def test_every_committed_record_is_named_by_the_run_id_of_its_config():
     """A change to run identity (a key added, a default moved: `config.KEYS_ADDED_LATER`) that would rename a
-    committed run, so that the chapters train it again, fails here first."""
+    committed run, so that the chapters train it again, fails here first. Runs on user files (chapter 2's
+    students read synthetic sets its notebook writes into the cache) hash those files' contents and are left
+    out; every other record is checked."""
     root = record.REPOSITORY / "results"
-    renamed = [
-        r["run_id"]
-        for r in record.iter_records(root, record.ENGINE_VERSION)
-        if runs.config_hash(from_stored(r["summary"].config)) != r["run_id"]
-    ]
+    configs = {r["run_id"]: from_stored(r["summary"].config) for r in record.iter_records(root)}
+    on_corpus = {run_id: cfg for run_id, cfg in configs.items() if not runs.user_data_files(cfg.data)}
+    renamed = [run_id for run_id, cfg in on_corpus.items() if runs.config_hash(cfg) != run_id]
     assert not renamed, f"{len(renamed)} committed runs would be renamed, e.g. {renamed[:3]}"
+    assert len(on_corpus) >= 0.9 * len(configs)
 
 
 def test_every_committed_record_and_output_reads_at_this_engine_version():

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from nmtscale import runs
@@ -25,6 +26,7 @@ from nmtscale.config import (
 )
 from nmtscale.errors import ConfigurationError, DataError
 from nmtscale.runs import config_hash
+from nmtscale.train import build_optimizer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "params" / "example_run.yaml"
 
@@ -100,6 +102,9 @@ def test_the_optimizer_kernel_fused_needs_adamw_and_auto_fuses_adamw_only():
     with pytest.raises(ConfigurationError, match="train.optimizer_kernel fused needs train.optimizer adamw"):
         from_dict({"train": {"optimizer_kernel": "fused"}})
     assert from_dict({}).train.optimizer == "adafactor"  # "auto" is valid with it: Adafactor's own update
+    model = torch.nn.Linear(2, 2)
+    assert build_optimizer(model, from_dict({"train": {"optimizer": "adamw"}}).train).defaults["fused"]
+    assert isinstance(build_optimizer(model, from_dict({}).train), torch.optim.Adafactor)
 
 
 @pytest.mark.parametrize(

@@ -303,18 +303,6 @@ def to_dict(cfg: RunConfig) -> dict[str, Any]:
     return raw
 
 
-# Keys added after runs of this engine version were stored, as "section.key", each with the value every run
-# recorded before the key existed trained with: left out of the hash at that value (and filled in with it when
-# a stored config lacks the key, `from_stored`), so that adding a key, or moving its default, never renames
-# (and so orphans) the runs recorded before. Bumping `record.ENGINE_VERSION` renames every run: empty it then.
-KEYS_ADDED_LATER: dict[str, Any] = {
-    "train.schedule": "inverse_sqrt",
-    "train.optimizer_kernel": "default",
-    "model.attention_dropout_mask": "bernoulli",
-    "train.loss_kernel": "default",
-    "train.cpu_precision": "fp32",
-}
-
 # The numerics every run recorded before the fast CPU path became the engine's default (issue 37): torch's
 # Bernoulli dropout, SDPA's attention, torch's own AdamW loop, F.cross_entropy and fp32 products. A chapter
 # recorded on it pins these keys (its `numerics` parameter) until it moves to the fast path, which trains
@@ -325,6 +313,16 @@ LEGACY_NUMERICS: dict[str, str] = {
     "train.optimizer_kernel": "default",
     "train.loss_kernel": "default",
     "train.cpu_precision": "fp32",
+}
+
+# Keys added after runs of this engine version were stored, as "section.key", each with the value every run
+# recorded before the key existed trained with: left out of the hash at that value (and filled in with it when
+# a stored config lacks the key, `from_stored`), so that adding a key, or moving its default, never renames
+# (and so orphans) the runs recorded before. Bumping `record.ENGINE_VERSION` renames every run: empty it then.
+# Every numerics key but `model.dropout_mask`, which the first runs of this version already stored.
+KEYS_ADDED_LATER: dict[str, Any] = {
+    "train.schedule": "inverse_sqrt",
+    **{key: value for key, value in LEGACY_NUMERICS.items() if key != "model.dropout_mask"},
 }
 
 

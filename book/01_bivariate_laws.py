@@ -43,15 +43,20 @@
 # *worse* at 4,000 updates, and at twice the budget that gap changes by {glue:text}`budget_encoder_l10n:+.0%`,
 # {glue:text}`budget_encoder_story:+.0%` and {glue:text}`budget_encoder_ding:+.0%` (`l10n`, `story`, `ding`):
 # deep encoders train more slowly at this rate, and the encoder family is still training-limited: only at
-# eight times the budget ({glue:text}`encoder_last_steps` updates) do deeper encoders pull ahead, by
-# {glue:text}`encoder_last_l10n:+.3f` / {glue:text}`encoder_last_story:+.3f` /
-# {glue:text}`encoder_last_ding:+.3f` nats, beyond the noise on {glue:text}`encoder_last_beyond` of the three
-# test sets. Refitted to the same five models at every budget, Eq. 2's decoder exponent $p_d$ is
-# {glue:text}`law_first_pd_l10n:.3f` / {glue:text}`law_first_pd_story:.3f` /
-# {glue:text}`law_first_pd_ding:.3f` at {glue:text}`law_first_steps` updates and
-# {glue:text}`law_last_pd_l10n:.3f` / {glue:text}`law_last_pd_story:.3f` / {glue:text}`law_last_pd_ding:.3f`
-# at {glue:text}`law_last_steps` (`l10n` / `story` / `ding`), where $p_e$ is {glue:text}`law_last_pe_l10n:.3f`
-# / {glue:text}`law_last_pe_story:.3f` / {glue:text}`law_last_pe_ding:.3f`. At the chapter's budget Eq. 2,
+# eight times the budget (32,000 updates) do deeper encoders pull ahead, by
+# {glue:text}`effect_encoder_32000_l10n:+.3f` / {glue:text}`effect_encoder_32000_story:+.3f` /
+# {glue:text}`effect_encoder_32000_ding:+.3f` nats, and at {glue:text}`encoder_last_steps` updates their lead
+# is {glue:text}`encoder_last_l10n:+.3f` / {glue:text}`encoder_last_story:+.3f` /
+# {glue:text}`encoder_last_ding:+.3f` nats (beyond the noise on {glue:text}`encoder_last_beyond` of the three
+# test sets), a change of {glue:text}`budget_last_encoder_l10n:+.0%` /
+# {glue:text}`budget_last_encoder_story:+.0%` / {glue:text}`budget_last_encoder_ding:+.0%` for the last
+# doubling: the encoder's effect has not settled even at sixteen times the chapter's budget. Refitted to the
+# same five models at every budget, Eq. 2's decoder exponent $p_d$ is {glue:text}`law_first_pd_l10n:.3f` /
+# {glue:text}`law_first_pd_story:.3f` / {glue:text}`law_first_pd_ding:.3f` at {glue:text}`law_first_steps`
+# updates and {glue:text}`law_last_pd_l10n:.3f` / {glue:text}`law_last_pd_story:.3f` /
+# {glue:text}`law_last_pd_ding:.3f` at {glue:text}`law_last_steps` (`l10n` / `story` / `ding`), where $p_e$ is
+# {glue:text}`law_last_pe_l10n:.3f` / {glue:text}`law_last_pe_story:.3f` / {glue:text}`law_last_pe_ding:.3f`.
+# At the chapter's budget Eq. 2,
 # whose exponents cannot be negative, fits the runs (the narrower models included) with R²
 # {glue:text}`eq2_r2_min:.0f`-{glue:text}`eq2_r2_max:.0f`%, but $p_e$'s 95% interval reaches its bound 0 on
 # {glue:text}`pe_at_zero` of the {glue:text}`fitted_test_sets` test sets, so there the encoder's exponent is
@@ -387,6 +392,11 @@ else:
 # %%
 losses_by_budget = bivariate.budget_losses(table, long_table, seed)
 display(losses_by_budget)
+# what the baseline still gains from its last doubling of the budget (quoted in the discussion)
+baseline_losses = losses_by_budget.xs(f"{baseline_layers[0]}L-{baseline_layers[1]}L", level="model")
+for test_set, value in (baseline_losses.iloc[-2] - baseline_losses.iloc[-1]).items():
+    glue(f"baseline_last_gain_{test_set}", float(value), display=False)
+glue("baseline_last_steps", f"{baseline_losses.index[-1]:,}", display=False)
 print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
 losses_by_budget.groupby(level="steps_trained").agg(lambda s: s.max() - s.min())
 
@@ -558,8 +568,15 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   direction: the deeper encoder ends {glue:text}`encoder_last_l10n:+.3f` /
 #   {glue:text}`encoder_last_story:+.3f` / {glue:text}`encoder_last_ding:+.3f` nats ahead (`l10n` / `story` /
 #   `ding`), beyond the two-run noise of $\pm${glue:text}`effect_interval:.3f` nats on
-#   {glue:text}`encoder_last_beyond` of the 3 test sets. The regime where encoder depth sets the loss begins
-#   at about eight times this chapter's budget.
+#   {glue:text}`encoder_last_beyond` of the 3 test sets. That lead first shows at eight times this chapter's
+#   budget ({glue:text}`effect_encoder_32000_l10n:+.3f` nats on `l10n` at 32,000 updates) and changes by
+#   another {glue:text}`budget_last_encoder_l10n:+.0%` / {glue:text}`budget_last_encoder_story:+.0%` /
+#   {glue:text}`budget_last_encoder_ding:+.0%` (`l10n` / `story` / `ding`) when the budget doubles again:
+#   encoder depth begins to set the loss at about eight times the budget, but the encoder family is not yet
+#   budget-stable at sixteen times, while the baseline itself still loses
+#   {glue:text}`baseline_last_gain_l10n:.3f` / {glue:text}`baseline_last_gain_story:.3f` /
+#   {glue:text}`baseline_last_gain_ding:.3f` nats in its last doubling (to {glue:text}`baseline_last_steps`
+#   updates) without overfitting.
 # - **A range of sizes from depth alone is too narrow; one from width is another experiment.** Depth at width
 #   64 spans only a few times in N with the other side fixed at two layers; the paper's laws span 1.5-2
 #   decades. The narrower models stretch the families to {glue:text}`judged_encoder_span:.1f`x and
@@ -584,10 +601,13 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 #   each doubling's change. Five runs for four coefficients interpolate more than they test, so these fits
 #   say how the law moves, not that it holds.
 #
-# What comes next: the encoder family's extremes and the baseline at twice the judging budget (64,000
-# updates, in training), to see whether the encoder effect that appeared at {glue:text}`judged_steps`
-# updates holds when the budget doubles; then a decade of N from models the law describes (deeper models at
-# width 64, or the law judged on the widths where it holds).
+# What comes next: the encoder effect that appeared at {glue:text}`judged_steps` updates grew again at
+# {glue:text}`encoder_last_steps` (the `budget stability` gates), so the encoder's claims stand on a regime
+# that is still training-limited; a budget where it holds still is past what two cores train in a session
+# (the 6L-2L model took 151 minutes at 64,000 updates, so 128,000 is about five hours a run). Cheaper and
+# still to measure: one constant-rate run per model with short cool-down branches from its checkpoints
+# (every budget for the price of the longest), and a decade of N from models the law describes (deeper models
+# at width 64, or the law judged on the widths where it holds).
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

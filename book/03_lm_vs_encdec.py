@@ -99,6 +99,10 @@ variants = {
 }
 noise_sizes = [2, 3]  # EncDec sizes trained with every seed of noise_seeds, on each pair: the seed noise
 noise_seeds = [0, 1, 2]
+# The budget check: {steps, pairs, variants: {variant: sizes}}, those models trained again for `steps`
+# updates, each decaying to zero at its own end, so that the gates can tell whether their size effects still
+# move with the budget (as chapter 1's). None: no check.
+budget_check = None
 max_eval_sentences = None  # evaluate the stored models on the first sentences of each test set (None: all)
 decode_sentences = 200  # sentences of each test set translated (greedy) for BLEU
 n_perturbations = 100  # refits for the uncertainty of the Eq. 7 parameters
@@ -160,8 +164,7 @@ print(f"{len(plan)} architecture runs + {len(noise_plan)} seed runs over {pairs}
 summaries = runs.sweep([p.config for p in plan + noise_plan], workers, threads_per_run, engine=engine)
 noise_summaries = summaries[len(plan) :]
 summaries = summaries[: len(plan)]
-table = arch.run_table(plan, summaries)
-table["test_set"] = table["test_set"].str.split("/").str[1]
+table = arch.run_table(plan, summaries, plain_test_sets=True)
 failed = runs.failed_runs(table, "variant")
 print(f"failed runs, left out of every fit: {len(failed) or 'none'}")
 if len(failed):
@@ -192,13 +195,28 @@ per_run.reset_index(drop=True).round({"tokens_per_s": 0, "wall_time_s": 0})
 # between architectures are judged, and the size of the perturbations for the uncertainty of the fits.
 
 # %%
-noise_table = arch.run_table(noise_plan, noise_summaries)
-noise_table["test_set"] = noise_table["test_set"].str.split("/").str[1]
+noise_table = arch.run_table(noise_plan, noise_summaries, plain_test_sets=True)
 noise = noise_table.groupby(["group", "size", "test_set"])["loss"].agg(["std", "count"]).reset_index()
 seed_std = float(noise["std"].mean())
 relative_sigma = seed_std / float(table["loss"].mean())
 print(f"seed standard deviation of the final loss: {seed_std:.4f} nats (relative {relative_sigma:.2e})")
 noise.pivot_table(index=["group", "size"], columns="test_set", values="std")[TEST_SETS]
+
+# %% [markdown]
+# ### Is this a scale where size trends show? The gates
+#
+# Chapter 1's gates, per architecture family (one variant on one pair): the `size effect` is the final loss
+# of the family's smallest model minus that of its largest, in seed standard deviations of the pair's EncDec
+# repeats (the smallest ratio over the pair's test sets); `budget stability` compares that effect for the
+# families of `budget_check`, trained again for longer, with its value at the chapter's budget; `N span` and
+# `sizes per family` give the narrowest range of a pair's families; the last row says whether any run has
+# begun to overfit. Each threshold stands beside its measured value, a failed gate in red.
+
+# %%
+long_plan = arch.budget_check_plan(params)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, engine=engine)
+long_table = arch.run_table(long_plan, long_summaries, plain_test_sets=True)
+claims.show_gates(arch.scale_gates(table, noise_table, long_table))
 
 # %% [markdown]
 # ### Loss by source length, and translations, from the stored models

@@ -57,12 +57,17 @@ def test_plan_needs_an_encdec_base_and_positive_sizes():
         arch.architecture_plan(lm, [1], ["encdec"])
 
 
-def test_chapter_plans_build_every_run_from_the_chapter_parameters():
+def _smoke_params(**changes) -> dict:
     params = book.load_parameters("03_lm_vs_encdec", "smoke", root=record.REPOSITORY)
     chapter1 = book.load_parameters(
         "01_bivariate_laws", "smoke", params["chapter1_overrides"], record.REPOSITORY
     )
-    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES} | {"chapter1": chapter1}
+    return {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES} | {"chapter1": chapter1} | changes
+
+
+def test_chapter_plans_build_every_run_from_the_chapter_parameters():
+    params = _smoke_params()
+    chapter1 = params["chapter1"]
     plan, noise_plan = arch.bilingual_plans(params)
     expected = sum(len(sizes) for sizes in params["variants"].values()) * len(params["pairs"])
     assert len(plan) == expected
@@ -81,6 +86,97 @@ def test_chapter_plans_build_every_run_from_the_chapter_parameters():
     assert {p.group for p in transfer} == {f"De + {h.capitalize()}" for h in params["transfer_helpers"]}
     share = params["transfer_de_share"]
     assert transfer[0].config.data.weights == [share, 1 - share]
+
+
+def test_budget_check_trains_the_listed_models_again_for_longer():
+    steps = 2 * _smoke_params()["chapter1"]["steps"]
+    check = {"steps": steps, "pairs": ["en-de"], "variants": {"encdec": [1], "prefixlm+deep": [1]}}
+    params = _smoke_params(budget_check=check, variants={"encdec": [1, 2], "prefixlm+deep": [1, 2]})
+    plan, _ = arch.bilingual_plans(params)
+    longer = arch.budget_check_plan(params)
+    assert [(p.variant, p.size, p.group) for p in longer] == [
+        ("encdec", 1, "en-de"),
+        ("prefixlm+deep", 1, "en-de"),
+    ]
+    short = next(p for p in plan if (p.variant, p.size, p.group) == ("encdec", 1, "en-de"))
+    assert longer[0].config.train.steps == steps
+    assert longer[0].config.eval.interval == steps // params["eval_points"]
+    assert longer[0].config.model == short.config.model and longer[0].config.data == short.config.data
+    assert arch.budget_check_plan(_smoke_params(budget_check=None)) == []
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        ({"steps": 1, "pairs": ["en-de"], "variants": {"encdec": [1]}}, "steps must be an integer above"),
+        ({"steps": 10**6, "pairs": ["en-zh"], "variants": {"encdec": [1]}}, r"pairs \['en-zh'\]"),
+        ({"steps": 10**6, "pairs": ["en-de"], "variants": {"encdec": [7]}}, "encdec \\[7\\]"),
+        ({"steps": 10**6, "variants": {"encdec": [1]}}, "expected"),
+    ],
+)
+def test_a_bad_budget_check_is_named(check, message):
+    with pytest.raises(ConfigurationError, match=f"budget_check: .*{message}"):
+        arch.budget_check_plan(_smoke_params(budget_check=check))
+
+
+def _family_rows(group, variant, losses_by_size, steps=4000, test_sets=("l10n",)):
+    return [
+        {
+            "group": group,
+            "variant": variant,
+            "size": size,
+            "N": 1000 * size,
+            "test_set": t,
+            "loss": loss,
+            "steps": steps,
+            "above_minimum": 0.0,
+            "run_id": f"{variant}{size}{steps}",
+        }
+        for size, loss in losses_by_size.items()
+        for t in test_sets
+    ]
+
+
+def _noise_rows(group, std):
+    # three sizes, three seeds each, whose sample std is `std`
+    return [
+        {
+            "group": group,
+            "variant": "EncDec",
+            "size": size,
+            "N": 1000 * size,
+            "test_set": "l10n",
+            "loss": 3.0 + std * offset,
+            "steps": 4000,
+            "above_minimum": 0.0,
+            "run_id": f"n{size}{i}",
+        }
+        for size in (2, 3, 4)
+        for i, offset in enumerate((-1.0, 0.0, 1.0))
+    ]
+
+
+def test_scale_gates_judge_each_family_against_the_seed_noise():
+    table = pd.DataFrame(
+        _family_rows("en-de", "EncDec", {1: 4.0, 2: 3.8, 4: 3.6, 8: 3.5})
+        + _family_rows("en-de", "PrefixLM + Deep", {1: 4.0, 2: 3.99, 4: 3.98, 8: 3.97})
+    )
+    noise = pd.DataFrame(_noise_rows("en-de", 0.01))
+    long = pd.DataFrame(
+        _family_rows("en-de", "EncDec", {1: 3.8, 8: 3.2}, steps=8000)
+        + _family_rows("en-de", "PrefixLM + Deep", {1: 3.9, 8: 3.8}, steps=8000)
+    )
+    gates = {g.gate: g for g in arch.scale_gates(table, noise, long)}
+    encdec = gates["size effect, en-de EncDec (seed std, smallest over test sets)"]
+    assert encdec.measured == pytest.approx(50.0) and encdec.passed
+    prefix = gates["size effect, en-de PrefixLM + Deep (seed std, smallest over test sets)"]
+    assert prefix.measured == pytest.approx(3.0) and prefix.passed is False
+    stable = gates["budget stability ->8,000, en-de EncDec (relative change, largest over test sets)"]
+    assert stable.measured == pytest.approx(0.2) and stable.passed is False  # 0.5 -> 0.6 nats
+    assert gates["N span, en-de families (max / min, narrowest family)"].measured == pytest.approx(8.0)
+    assert gates["sizes per family, en-de (fewest)"].passed
+    assert gates["EncDec sizes with >= 3 seeds, en-de"].measured == 3
+    assert gates["largest rise of a run's held-out loss above its minimum (seed std)"].passed
 
 
 def test_encdec_gaps_subtract_the_matched_encdec():
@@ -242,6 +338,9 @@ def test_evaluate_stored_buckets_translates_and_caches(store, monkeypatch):
     (row,) = arch.run_table(plan, [summary]).to_dict("records")
     assert row["test_set"] == "en-de/toy" and row["loss"] == summary.final_loss["en-de/toy"]
     assert row["tokens_per_s"] > 0 and row["N"] == summary.n_params_non_embedding
+    assert row["steps"] == cfg.train.steps and row["above_minimum"] >= 0
+    assert arch.run_table(plan, [summary], plain_test_sets=True)["test_set"].tolist() == ["toy"]
+    assert list(arch.run_table([], [])) == list(arch.RUN_COLUMNS)  # an empty plan keeps the columns
     with pytest.raises(ValueError, match="not the run"):
         arch.run_table(
             [arch.PlannedModel("encdec", 3, "toy", from_dict(user_run(store, steps=5)))], [summary]

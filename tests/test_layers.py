@@ -11,8 +11,9 @@ import pytest
 import nmtscale.studies
 
 STUDIES = Path(nmtscale.studies.__file__).parent
-# within a study: what to run, how to make and score its data, what it shows, how it is judged
-LAYER_ORDER = ["plan", "synthetic", "evaluation", "analysis", "charts", "verdicts"]
+# within a study: what to run, how to make and score its data, what it measures, whether its scale lets
+# effects show, what it draws, how it is judged
+LAYER_ORDER = ["plan", "synthetic", "evaluation", "analysis", "gates", "charts", "verdicts"]
 STUDY_PACKAGES = sorted(p.parent.name for p in STUDIES.glob("*/__init__.py"))
 
 

@@ -103,6 +103,21 @@ def gates_table(gates: Sequence[Gate]) -> pd.DataFrame:
     )
 
 
+def overfitting_gate(runs: pd.DataFrame, noise: float, name_run) -> Gate:
+    """Whether any run has begun to overfit: the largest `above_minimum` of `runs` (one row per run and test
+    set: its last held-out loss above its lowest, `steps` its budget) in units of the seed std `noise`, passed
+    within one; `name_run(row)` names the run in the detail."""
+    worst = runs.loc[runs["above_minimum"].idxmax()]
+    return Gate(
+        "largest rise of a run's held-out loss above its minimum (seed std)",
+        float(worst["above_minimum"] / noise),
+        "<= 1",
+        bool(worst["above_minimum"] <= noise),
+        f"{name_run(worst)} {worst['test_set']} after {int(worst['steps'])} updates: "
+        f"{worst['above_minimum']:.4f} nats; 0 means no run has begun to overfit",
+    )
+
+
 def _gate_value(value: float) -> str:
     # NaN: nothing to measure (say, a family not trained at a budget); inf: a change from an exponent of 0
     if math.isnan(value):

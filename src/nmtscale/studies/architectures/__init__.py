@@ -14,12 +14,14 @@
   XX->En BLEU, zero-shot BLEU, loss and translation-language accuracy, as deltas against EncDec.
 
 The study is a package whose layers import only from the ones before them: `plan` (the models and
-runs), `evaluation` (decoding and length-bucket losses of stored models), `analysis`, `charts`, `verdicts`
-(the claims and the numbers behind them). Everything public is re-exported here.
+runs), `evaluation` (decoding and length-bucket losses of stored models), `analysis`, `gates` (whether size
+trends can show at the chapter's scale), `charts`, `verdicts` (the claims and the numbers behind them).
+Everything public is re-exported here.
 """
 
 from nmtscale.studies.architectures.analysis import (
     ENCDEC,
+    RUN_COLUMNS,
     LawFit,
     compute_table,
     direction_kind,
@@ -56,6 +58,7 @@ from nmtscale.studies.architectures.evaluation import (
     length_edges,
     stored_table,
 )
+from nmtscale.studies.architectures.gates import scale_gates, seed_noise, size_effects
 from nmtscale.studies.architectures.plan import (
     ARCH_NAMES,
     PARAMETER_NAMES,
@@ -63,6 +66,7 @@ from nmtscale.studies.architectures.plan import (
     PlannedModel,
     architecture_plan,
     bilingual_plans,
+    budget_check_plan,
     chapter_base,
     matched_model,
     multilingual_base,
@@ -99,12 +103,14 @@ __all__ = [
     "PREFIX_DEEP",
     "PREFIX_WIDE",
     "PlannedModel",
+    "RUN_COLUMNS",
     "SCALINGS",
     "TGTONLY_DEEP",
     "TOPONLY_DEEP",
     "TRANSLATING_BLEU",
     "architecture_plan",
     "bilingual_plans",
+    "budget_check_plan",
     "chapter_base",
     "claims",
     "compute_table",
@@ -135,6 +141,9 @@ __all__ = [
     "parse_variant",
     "piece_shares",
     "run_table",
+    "scale_gates",
+    "seed_noise",
+    "size_effects",
     "stored_table",
     "table3",
     "translation_table",

@@ -26,7 +26,7 @@ from nmtscale.laws import fitting, uncertainty
 from nmtscale.record import RunSummary
 from nmtscale.studies import sweeps
 from nmtscale.studies.architectures.plan import SCALINGS, PlannedModel, non_embedding_params
-from nmtscale.studies.sweeps import last_fraction_slope
+from nmtscale.studies.sweeps import above_minimum, last_fraction_slope
 
 
 def inference_flops_per_target_token(cfg: ModelConfig, src_len: int, tgt_len: int) -> float:
@@ -97,12 +97,23 @@ def flops_table(plan: Sequence[PlannedModel], vocab_size: int, src_len: int, tgt
     return pd.DataFrame(rows)
 
 
-def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
-    """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n'), loss (final),
+RUN_COLUMNS = (
+    "run_id", "group", "variant", "arch", "scaling", "size", "layers", "N", "test_set", "loss", "slope",
+    "above_minimum", "steps", "tokens", "wall_time_s", "tokens_per_s", "train_flops_per_token", "status",
+    "reason",
+)  # fmt: skip
+
+
+def run_table(
+    plan: Sequence[PlannedModel], summaries: Sequence[RunSummary], plain_test_sets: bool = False
+) -> pd.DataFrame:
+    """One row per run and test set: variant, size, layers, N, test_set (as 'en-de/l10n', or 'l10n' with
+    `plain_test_sets`, where each run's group names its one pair), loss (final),
     slope (of the test loss over the second half of training, nats per doubling of the steps: about 0 once
-    the curve has flattened), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token (analytic,
-    at the run's mean training lengths), status, reason (why a failed run failed). Failed runs keep their rows
-    with a NaN loss."""
+    the curve has flattened), above_minimum (the last evaluation's loss above the run's lowest: > 0 once it
+    overfits), steps (the run's budget), tokens, wall_time_s, tokens_per_s (measured), train_flops_per_token
+    (analytic, at the run's mean training lengths), status, reason (why a failed run failed). Failed runs keep
+    their rows with a NaN loss."""
     rows = []
     for p, s in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.label} size {p.size}"):
         for key in s.test_set_keys():
@@ -116,9 +127,11 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> 
                     "size": p.size,
                     "layers": p.layers,
                     "N": non_embedding_params(p.config.model),
-                    "test_set": key,
+                    "test_set": key.split("/", 1)[1] if plain_test_sets else key,
                     "loss": s.final_loss.get(key, math.nan) if s.finished else math.nan,
                     "slope": last_fraction_slope(s.curves, key, fraction=0.5),
+                    "above_minimum": above_minimum(s.curves, key),
+                    "steps": p.config.train.steps,
                     "tokens": sum(s.tokens_seen.values()),
                     "wall_time_s": s.wall_time_s,
                     "tokens_per_s": math.nan if s.tokens_per_s is None else s.tokens_per_s,
@@ -127,7 +140,7 @@ def run_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> 
                     "reason": s.reason,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
 
 @dataclass

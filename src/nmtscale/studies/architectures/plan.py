@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,7 @@ PARAMETER_NAMES = (
     "chapter1",
     "eval_points",
     "variants",
+    "budget_check",
     "noise_sizes",
     "noise_seeds",
     "ml_directions",
@@ -182,6 +184,50 @@ def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list
             for s in params["noise_seeds"]
         ]
     return plan, noise_plan
+
+
+BUDGET_CHECK_KEYS = ("steps", "pairs", "variants")
+
+
+def budget_check_plan(params: Mapping[str, Any]) -> list[PlannedModel]:
+    """The budget check (``params["budget_check"]``: ``{steps, pairs, variants}``, or None for none): the
+    models of `bilingual_plans` whose variant and size ``variants`` lists, on each of ``pairs``, trained for
+    ``steps`` updates, each decaying to zero at its own end and evaluated as often as at the chapter's budget.
+    A size effect that moves when the budget grows describes a step count, not the models (chapter 1's
+    gates)."""
+    check = params.get("budget_check")
+    if not check:
+        return []
+    where = "params/03_lm_vs_encdec: budget_check"
+    if not isinstance(check, Mapping) or set(check) != set(BUDGET_CHECK_KEYS):
+        raise ConfigurationError(
+            f"{where}: expected {{steps: <int>, pairs: [...], variants: {{variant: [sizes]}}}}, got {check!r}"
+        )
+    steps = check["steps"]
+    if not isinstance(steps, int) or steps <= params["chapter1"]["steps"]:
+        raise ConfigurationError(
+            f"{where}: steps must be an integer above chapter 1's {params['chapter1']['steps']}: {steps!r}"
+        )
+    unknown_pairs = set(check["pairs"]) - set(params["pairs"])
+    if unknown_pairs:
+        raise ConfigurationError(
+            f"{where}: pairs {sorted(unknown_pairs)} are not among pairs {params['pairs']}"
+        )
+    for variant, sizes in check["variants"].items():
+        planned_sizes = params["variants"].get(variant)
+        if planned_sizes is None or not set(sizes) <= set(planned_sizes):
+            raise ConfigurationError(
+                f"{where}: {variant} {list(sizes)}: every model checked must be one of variants "
+                f"({variant}: {planned_sizes})"
+            )
+    interval = steps // params["eval_points"]
+    at_budget = {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval}
+    plan, _ = bilingual_plans(params)
+    return [
+        dataclasses.replace(p, config=override(p.config, at_budget))
+        for p in plan
+        if p.group in check["pairs"] and p.size in check["variants"].get(p.variant, [])
+    ]
 
 
 def multilingual_base(params: Mapping[str, Any]) -> RunConfig:

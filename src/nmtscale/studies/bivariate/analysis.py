@@ -23,9 +23,7 @@ from nmtscale.laws.uncertainty import Uncertainty
 from nmtscale.record import RunSummary
 from nmtscale.studies import sweeps
 from nmtscale.studies.bivariate.plan import TEST_SETS, base_config
-from nmtscale.studies.claims import (
-    Gate,
-)
+from nmtscale.studies.claims import Gate, overfitting_gate
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
 
@@ -818,16 +816,8 @@ def _coverage_gates(rows: pd.DataFrame, direction: str, min_span: float, where: 
 def _convergence_gates(everything: pd.DataFrame, noise: float) -> list[Gate]:
     """`scale_gates`' check that no run (at any budget) has begun to overfit, in units of the mean seed std
     `noise`, and the steepest last-20% slope, reported."""
-    worst = everything.loc[everything["above_minimum"].idxmax()]
     return [
-        Gate(
-            "largest rise of a run's held-out loss above its minimum (seed std)",
-            float(worst["above_minimum"] / noise),
-            "<= 1",
-            bool(worst["above_minimum"] <= noise),
-            f"{worst['direction']} {worst['model']} {worst['test_set']} after {int(worst['steps'])} updates: "
-            f"{worst['above_minimum']:.4f} nats; 0 means no run has begun to overfit",
-        ),
+        overfitting_gate(everything, noise, lambda run: f"{run['direction']} {run['model']}"),
         Gate(
             "steepest last-20% slope (nats per doubling of steps)",
             float(everything["slope"].min()),

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nmtscale import laws
+from nmtscale import book, laws, record
 from nmtscale.runs import config_hash
 from nmtscale.studies import multilingual
 
@@ -30,15 +30,18 @@ PARAMS = {
     "max_train_pairs": 100,
     "max_test_pairs": 10,
     "test_sets": ["l10n"],
-    "steps": 40,
-    "max_tokens": 256,
-    "warmup_steps": 4,
-    "numerics": {},  # the engine's fast path
-    "optimizer": "adamw",
-    "lr": 0.005,
+    "chapter1": {  # chapter 1's training recipe, as chapter 4 takes it
+        "steps": 40,
+        "max_tokens": 256,
+        "warmup_steps": 4,
+        "schedule": "inverse_sqrt",
+        "numerics": {},  # the engine's fast path
+        "optimizer": "adamw",
+        "lr": 0.005,
+        "eval_points": 4,
+        "final_fraction": 0.25,
+    },
     "dropout": 0.0,
-    "eval_points": 4,
-    "final_fraction": 0.25,
     "decode": "none",
     "max_decode_sentences": 5,
 }
@@ -370,3 +373,19 @@ def test_verdict_numbers_are_read_from_the_chapter_tables():
     assert "App. G correction: 8 losses moved by -0.020 to -0.020 nats." in text
     assert "- f(0.5) of en-de in en-{de,zh}, l10n: 0.50 [" in text
     assert "Three-direction" not in text
+
+
+def test_the_cpu_plan_names_the_runs_the_results_store_records():
+    """Chapter 4 takes its training recipe from chapter 1's parameters: building its configs that way must
+    give the ids of the runs it was recorded with, or re-executing it would train them all again."""
+    params = book.load_parameters("04_multilingual_laws", "cpu", root=record.REPOSITORY)
+    chapter1 = book.load_parameters(
+        "01_bivariate_laws", "cpu", params["chapter1_overrides"], record.REPOSITORY
+    )
+    params = {k: v for k, v in params.items() if k in multilingual.PARAMETER_NAMES} | {"chapter1": chapter1}
+    missing = [
+        r.size
+        for r in multilingual.chapter_plan(params)
+        if not (record.REPOSITORY / "results" / f"{config_hash(r.config)}.json").is_file()
+    ]
+    assert missing == []

@@ -46,10 +46,14 @@ def cohort_name(directions: Sequence[str]) -> str:
 
 
 def base_config(params: Mapping[str, Any]) -> RunConfig:
-    """The settings every run of the chapter shares, from its parameters (params/04_multilingual_laws); its
-    ``numerics`` pins how each step runs (`bivariate.base_config`)."""
-    steps = params["steps"]
-    interval = steps // params["eval_points"]
+    """The settings every run of the chapter shares, from its parameters (params/04_multilingual_laws): its
+    data, dropout and decoding, and chapter 1's training recipe as the chapter takes it
+    (``params["chapter1"]``: chapter 1's parameters at the chapter's scale, changed by its
+    ``chapter1_overrides``; steps, tokens per update, warm-up, schedule, optimizer, peak rate, evaluations,
+    final fraction and ``numerics``, which pins how each step runs, as in `bivariate.base_config`)."""
+    recipe = params["chapter1"]
+    steps = recipe["steps"]
+    interval = steps // recipe["eval_points"]
     source = "params/04_multilingual_laws"
     raw = {
         "model": {"dropout": params["dropout"], "attention_dropout": params["dropout"]},
@@ -64,21 +68,22 @@ def base_config(params: Mapping[str, Any]) -> RunConfig:
         },
         "train": {
             "steps": steps,
-            "max_tokens": params["max_tokens"],
-            "warmup_steps": params["warmup_steps"],
-            "optimizer": params["optimizer"],
-            "lr": params["lr"],
+            "max_tokens": recipe["max_tokens"],
+            "warmup_steps": recipe["warmup_steps"],
+            "schedule": recipe.get("schedule", "inverse_sqrt"),
+            "optimizer": recipe["optimizer"],
+            "lr": recipe["lr"],
             "checkpoint_interval": interval,
             "seed": params["seed"],
         },
         "eval": {
             "interval": interval,
-            "final_fraction": params["final_fraction"],
+            "final_fraction": recipe["final_fraction"],
             "decode": params["decode"],
             "max_decode_sentences": params["max_decode_sentences"],
         },
     }
-    return from_dict(with_numerics(raw, params["numerics"], source), source)
+    return from_dict(with_numerics(raw, recipe["numerics"], source), source)
 
 
 def sized(base: RunConfig, d_model: int, layers: int, head_dim: int, ff_ratio: int) -> RunConfig:

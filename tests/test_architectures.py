@@ -780,3 +780,32 @@ def test_verdict_numbers_are_read_from_the_chapter_tables():
     assert "a difference between two runs counts above 0.014 nats" in text
     assert "BLEU of the bilingual models (100 sentences per set): 1.5-4.2." in text
     assert "zero-shot off-target rate 0.30-0.70" in text
+
+
+def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
+    table = pd.DataFrame(
+        {
+            "group": ["en-de"] * 4 + ["en-fr"] * 2,
+            "variant": ["EncDec", "CausalLM + Deep"] * 3,
+            "size": [1, 1, 2, 2, 1, 1],
+            "N": [100, 90, 200, 180, 100, 90],
+            "test_set": "l10n",
+            "loss": [4.0, 4.1, 3.8, 3.85, 4.2, 4.4],
+        }
+    )
+    compute = pd.DataFrame(
+        {
+            "variant": ["EncDec", "CausalLM + Deep"] * 2,
+            "size": [1, 1, 2, 2],
+            "tokens_per_s": [100, 50, 80, 120],
+        }
+    )
+    ml = pd.DataFrame({"kind": ["supervised", "zero-shot", "supervised"], "bleu": [1.5, 0.2, 3.0]})
+    numbers = arch.headline_numbers(table, 0.01, compute, ml)
+    assert (numbers["n_min"], numbers["n_max"]) == (90, 200)
+    assert numbers["gap_min_causallm_deep"] == pytest.approx(0.05)
+    assert numbers["gap_max_causallm_deep"] == pytest.approx(0.2)  # en-fr
+    assert (numbers["speed_ratio_min"], numbers["speed_ratio_max"]) == pytest.approx((0.5, 1.5))
+    assert (numbers["supervised_bleu_max"], numbers["zero_shot_bleu_max"]) == (3.0, 0.2)
+    assert numbers["difference_noise"] == pytest.approx(arch.difference_noise(0.01))
+    assert arch.glue_name("CausalLM + TgtOnly + Deep") == "causallm_tgtonly_deep"

@@ -86,6 +86,8 @@ from nmtscale.studies.architectures.verdicts import (
     Noise,
     claims,
     difference_noise,
+    glue_name,
+    headline_numbers,
     verdict_numbers,
 )
 
@@ -125,6 +127,8 @@ __all__ = [
     "flops_charts",
     "flops_table",
     "gaps_to_encdec",
+    "glue_name",
+    "headline_numbers",
     "inference_flops_per_target_token",
     "law_curves",
     "law_parameters",

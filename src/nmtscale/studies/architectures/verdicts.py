@@ -158,6 +158,43 @@ def verdict_numbers(
     return "\n".join(lines)
 
 
+def glue_name(variant: str) -> str:
+    """A variant's name in the keys of `headline_numbers`: 'CausalLM + TgtOnly' -> 'causallm_tgtonly'."""
+    return "_".join(variant.lower().replace("+", " ").split())
+
+
+def headline_numbers(
+    table: pd.DataFrame, seed_std: float, compute: pd.DataFrame, multilingual: pd.DataFrame
+) -> dict[str, float]:
+    """The numbers the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot drift
+    from the tables): the bilingual models' range of N (`n_min`, `n_max`), the seed std and the difference
+    noise, per language model the smallest and largest gap to the EncDec of its size over sizes and pairs
+    (`gap_min_<variant>`, `gap_max_<variant>`, `glue_name`), the range of the language models' measured
+    training speed relative to EncDec's at the same size (`speed_ratio_min`, `speed_ratio_max`, from the
+    `compute` table) and the best supervised and zero-shot BLEU of the multilingual models."""
+    numbers = {
+        "n_min": float(table["N"].min()),
+        "n_max": float(table["N"].max()),
+        "seed_std": seed_std,
+        "difference_noise": difference_noise(seed_std),
+    }
+    gaps = pd.concat([gaps_to_encdec(rows) for _, rows in table.groupby("group")])
+    for variant, rows in gaps.groupby("variant"):
+        numbers[f"gap_min_{glue_name(variant)}"] = float(rows["gap"].min())
+        numbers[f"gap_max_{glue_name(variant)}"] = float(rows["gap"].max())
+    encdec_speed = compute[compute["variant"] == ENCDEC].set_index("size")["tokens_per_s"]
+    lms = compute[compute["variant"] != ENCDEC]
+    ratios = lms["tokens_per_s"].to_numpy() / encdec_speed.reindex(lms["size"]).to_numpy()
+    numbers["speed_ratio_min"], numbers["speed_ratio_max"] = (
+        float(np.nanmin(ratios)),
+        float(np.nanmax(ratios)),
+    )
+    zero_shot = multilingual["kind"] == "zero-shot"
+    numbers["supervised_bleu_max"] = float(multilingual.loc[~zero_shot, "bleu"].max())
+    numbers["zero_shot_bleu_max"] = float(multilingual.loc[zero_shot, "bleu"].max())
+    return numbers
+
+
 def _compute_claim(compute: pd.DataFrame) -> Claim:
     """Sec. 5.1, Fig. 7, by the paper's own quantity (its calculated FLOPs): every LM needs more training and
     inference FLOPs per token than the EncDec of its size, and that gap narrows at scale (the training-FLOPs

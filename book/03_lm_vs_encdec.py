@@ -122,6 +122,9 @@ ml_temperature = 5.0
 ml_steps = 800
 ml_decode_sentences = 100
 ml_variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
+# How far the multilingual models are from translating: {steps: [...], variants: {variant: sizes}}, those
+# models trained again for each longer budget, their BLEU followed with it. None: no check.
+ml_budget_check = None
 # Low-resource transfer (Fig. 6): De->En at a small share of training next to Fr->En or Zh->En.
 transfer_helpers = ["fr", "zh"]
 transfer_de_share = 0.1
@@ -407,6 +410,28 @@ per_direction
 
 # %%
 arch.zero_shot_chart(ml)
+
+# %% [markdown]
+# ### How far from translating: BLEU against the budget
+#
+# The paper's comparisons of zero-shot translation and off-target rates presume models that translate. The
+# models of `ml_budget_check` are trained again for longer budgets, each decaying to zero at its own end; the
+# first table gives their supervised BLEU on `l10n` (mean and best over the trained directions) and training
+# time at each budget, the second the budget at which a line in log steps through those points reaches the
+# target of a model that clearly translates, and what it would cost on this machine at the pace of the
+# longest run: an extrapolation from a few points, not a measurement.
+
+# %%
+ml_budget_plan = arch.multilingual_budget_plan(params)
+if ml_budget_plan:
+    ml_budget_summaries = runs.sweep(
+        [p.config for p in ml_budget_plan], workers, threads_per_run, engine=engine
+    )
+    bleu_budgets = arch.bleu_by_budget(ml, arch.translation_table(ml_budget_plan, ml_budget_summaries))
+    display(bleu_budgets.round(2))
+    display(arch.budget_for_bleu(bleu_budgets, arch.SUPERVISED_BLEU_TARGET).round(2))
+else:
+    print("no ml_budget_check at this scale")
 
 # %% [markdown]
 # ### Low-resource transfer (Fig. 6)

@@ -809,3 +809,46 @@ def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
     assert (numbers["supervised_bleu_max"], numbers["zero_shot_bleu_max"]) == (3.0, 0.2)
     assert numbers["difference_noise"] == pytest.approx(arch.difference_noise(0.01))
     assert arch.glue_name("CausalLM + TgtOnly + Deep") == "causallm_tgtonly_deep"
+
+
+def test_multilingual_budget_check_trains_the_listed_models_for_each_budget():
+    params = _smoke_params()
+    steps = [2 * params["ml_steps"], 4 * params["ml_steps"]]
+    variant, sizes = next(iter(params["ml_variants"].items()))
+    check = {"steps": steps, "variants": {variant: sizes[:1]}}
+    longer = arch.multilingual_budget_plan(params | {"ml_budget_check": check})
+    assert [p.config.train.steps for p in longer] == steps
+    assert {(p.variant, p.size, p.group) for p in longer} == {(variant, sizes[0], "many-to-many")}
+    assert longer[0].config.eval.interval == steps[0] // params["eval_points"]
+    assert arch.multilingual_budget_plan(params | {"ml_budget_check": None}) == []
+    for bad, message in [
+        ({"steps": [params["ml_steps"]], "variants": check["variants"]}, "increasing from ml_steps"),
+        ({"steps": steps, "variants": {variant: [99]}}, "one of ml_variants"),
+        ({"steps": steps}, "expected"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"ml_budget_check: .*{message}"):
+            arch.multilingual_budget_plan(params | {"ml_budget_check": bad})
+
+
+def test_budget_for_bleu_extrapolates_a_line_in_log_steps():
+    translations = pd.DataFrame(
+        {
+            "variant": "EncDec",
+            "size": 2,
+            "steps": [800, 800, 3200, 3200, 3200],
+            "wall_time_s": [360, 360, 1440, 1440, 1440],
+            "kind": ["en-xx", "zero-shot", "en-xx", "xx-en", "zero-shot"],
+            "test_set": "l10n",
+            "bleu": [2.0, 0.1, 3.0, 5.0, 0.3],
+        }
+    )
+    other = translations.assign(variant="PrefixLM + Deep")[:1]  # not trained longer: left out
+    short, longer = translations[translations["steps"] == 800], translations[translations["steps"] > 800]
+    by_budget = arch.bleu_by_budget(pd.concat([short, other]), longer)
+    assert by_budget["mean_bleu"].tolist() == [2.0, 4.0] and by_budget["best_bleu"].tolist() == [2.0, 5.0]
+    (row,) = arch.budget_for_bleu(by_budget, target=10.0).to_dict("records")
+    assert row["bleu_reached"] == 4.0 and row["largest_budget"] == 3200
+    assert row["steps_for_target"] == pytest.approx(800 * 2**8)  # +1 BLEU per doubling, 8 more from 2
+    assert row["hours_for_target"] == pytest.approx(800 * 2**8 * 0.4 / 3200)
+    (reached,) = arch.budget_for_bleu(by_budget, target=3.0).to_dict("records")
+    assert reached["steps_for_target"] == 3200

@@ -251,7 +251,8 @@ def direction_kind(direction: str, trained: Sequence[str]) -> str:
 
 def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
     """One row per run and test set of runs that translated at the end of training: variant, size, group,
-    direction, kind (en-xx, xx-en, zero-shot), test_set, loss, bleu, chrf, off_target_rate."""
+    steps (the run's budget), wall_time_s, direction, kind (en-xx, xx-en, zero-shot), test_set, loss, bleu,
+    chrf, off_target_rate."""
     rows = []
     for p, s in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.label} size {p.size}"):
         if not s.finished or s.translation is None:
@@ -267,6 +268,8 @@ def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSumma
                     "size": p.size,
                     "N": non_embedding_params(p.config.model),
                     "group": p.group,
+                    "steps": p.config.train.steps,
+                    "wall_time_s": s.wall_time_s,
                     "direction": direction,
                     "kind": direction_kind(direction, trained),
                     "test_set": test_set,
@@ -276,6 +279,59 @@ def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSumma
                     "off_target_rate": scores["off_target_rate"],
                 }
             )
+    return pd.DataFrame(rows)
+
+
+# Issue 40: the supervised BLEU on `l10n` a multilingual model must reach before its zero-shot translations
+# and off-target rates say anything about the architecture (chance is near 0).
+SUPERVISED_BLEU_TARGET = 10.0
+
+
+def bleu_by_budget(translations: pd.DataFrame, longer: pd.DataFrame, test_set: str = "l10n") -> pd.DataFrame:
+    """Per variant, size and budget of the models trained again for longer (`longer`, `translation_table`
+    rows), their runs at the chapter's budget among `translations` included: the mean and the best BLEU over
+    the supervised directions on `test_set`, and the training time of the run."""
+    checked = longer.set_index(["variant", "size"]).index.unique()
+    both = pd.concat([translations, longer])
+    both = both[both.set_index(["variant", "size"]).index.isin(checked)]
+    supervised = both[(both["kind"] != "zero-shot") & (both["test_set"] == test_set)]
+    grouped = supervised.groupby(["variant", "size", "steps"])
+    return pd.DataFrame(
+        {
+            "mean_bleu": grouped["bleu"].mean(),
+            "best_bleu": grouped["bleu"].max(),
+            "hours": grouped["wall_time_s"].first() / 3600,
+        }
+    ).reset_index()
+
+
+def budget_for_bleu(by_budget: pd.DataFrame, target: float, column: str = "mean_bleu") -> pd.DataFrame:
+    """Per variant and size of `bleu_by_budget`: the BLEU (`column`) reached at the largest budget, and the
+    budget at which a line through the points in log2 of the steps reaches `target` (NaN where it does not
+    rise; the target itself where already reached at a budget), with its training time at the longest run's
+    pace. An extrapolation of a few points, stated as such: a curve that bends over would need more."""
+    rows = []
+    for (variant, size), runs_of in by_budget.groupby(["variant", "size"]):
+        runs_of = runs_of.sort_values("steps")
+        longest = runs_of.iloc[-1]
+        reached = runs_of[runs_of[column] >= target]
+        if len(reached):
+            steps_needed = float(reached["steps"].iloc[0])
+        elif len(runs_of) >= 2:
+            slope, intercept = np.polyfit(np.log2(runs_of["steps"]), runs_of[column], 1)
+            steps_needed = float(2 ** ((target - intercept) / slope)) if slope > 0 else math.nan
+        else:
+            steps_needed = math.nan
+        rows.append(
+            {
+                "variant": variant,
+                "size": size,
+                "largest_budget": int(longest["steps"]),
+                "bleu_reached": float(longest[column]),
+                "steps_for_target": steps_needed,
+                "hours_for_target": steps_needed * longest["hours"] / longest["steps"],
+            }
+        )
     return pd.DataFrame(rows)
 
 

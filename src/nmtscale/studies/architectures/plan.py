@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,6 +124,7 @@ PARAMETER_NAMES = (
     "eval_points",
     "variants",
     "budget_check",
+    "ml_budget_check",
     "noise_sizes",
     "noise_seeds",
     "ml_directions",
@@ -213,13 +215,7 @@ def budget_check_plan(params: Mapping[str, Any]) -> list[PlannedModel]:
         raise ConfigurationError(
             f"{where}: pairs {sorted(unknown_pairs)} are not among pairs {params['pairs']}"
         )
-    for variant, sizes in check["variants"].items():
-        planned_sizes = params["variants"].get(variant)
-        if planned_sizes is None or not set(sizes) <= set(planned_sizes):
-            raise ConfigurationError(
-                f"{where}: {variant} {list(sizes)}: every model checked must be one of variants "
-                f"({variant}: {planned_sizes})"
-            )
+    _check_models(where, check["variants"], params["variants"], "variants")
     interval = steps // params["eval_points"]
     at_budget = {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval}
     plan, _ = bilingual_plans(params)
@@ -228,6 +224,20 @@ def budget_check_plan(params: Mapping[str, Any]) -> list[PlannedModel]:
         for p in plan
         if p.group in check["pairs"] and p.size in check["variants"].get(p.variant, [])
     ]
+
+
+def _check_models(
+    where: str, listed: Mapping[str, Sequence[int]], planned: Mapping[str, Any], name: str
+) -> None:
+    """ConfigurationError naming `where` unless every variant and size `listed` is one of `planned` (the
+    chapter's parameter `name`)."""
+    for variant, sizes in listed.items():
+        planned_sizes = planned.get(variant)
+        if planned_sizes is None or not set(sizes) <= set(planned_sizes):
+            raise ConfigurationError(
+                f"{where}: {variant} {list(sizes)}: every model checked must be one of {name} "
+                f"({variant}: {planned_sizes})"
+            )
 
 
 def multilingual_base(params: Mapping[str, Any]) -> RunConfig:
@@ -254,6 +264,35 @@ def multilingual_base(params: Mapping[str, Any]) -> RunConfig:
             "eval.max_decode_sentences": params["ml_decode_sentences"],
         },
     )
+
+
+def multilingual_budget_plan(params: Mapping[str, Any]) -> list[PlannedModel]:
+    """How far the many-to-many models are from translating (``params["ml_budget_check"]``: ``{steps,
+    variants}``, or None for none): the models of `multilingual_plans` whose variant and size ``variants``
+    lists, trained again for each budget of ``steps`` (increasing, above ``ml_steps``), each decaying to zero
+    at its own end, evaluated ``eval_points`` times and translating at the end, so that their BLEU can be
+    followed with the budget."""
+    check = params.get("ml_budget_check")
+    if not check:
+        return []
+    where = "params/03_lm_vs_encdec: ml_budget_check"
+    steps = check.get("steps") if isinstance(check, Mapping) else None
+    if set(check) != {"steps", "variants"} or not isinstance(steps, list) or not steps:
+        raise ConfigurationError(f"{where}: expected {{steps: [<int>, ...], variants: {{variant: [sizes]}}}}")
+    budgets = [params["ml_steps"], *steps]
+    if not all(isinstance(b, int) for b in steps) or any(a >= b for a, b in itertools.pairwise(budgets)):
+        raise ConfigurationError(
+            f"{where}: steps must be integers increasing from ml_steps {budgets[0]}: {steps}"
+        )
+    _check_models(where, check["variants"], params["ml_variants"], "ml_variants")
+    many, _ = multilingual_plans(params)
+    chosen = [p for p in many if p.size in check["variants"].get(p.variant, [])]
+    planned = []
+    for budget in steps:
+        interval = budget // params["eval_points"]
+        at_budget = {"train.steps": budget, "train.checkpoint_interval": interval, "eval.interval": interval}
+        planned += [dataclasses.replace(p, config=override(p.config, at_budget)) for p in chosen]
+    return planned
 
 
 def multilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:

@@ -60,17 +60,15 @@
 # language, as the paper reports. The verdict table at the end gives the numbers, all computed in this
 # notebook.
 #
-# **The experiment and its scale.** English→German and English→French (the paper's Fig. 2 shows En-Fr and
-# En-Zh), on the project corpus: EncDec scaled by depth (1-4 layers per side) and, matched to EncDec sizes
-# 1-3, the Deep and the Wide counterpart of PrefixLM, PrefixLM + TopOnly, CausalLM and CausalLM + TgtOnly,
-# each trained once per pair, and three seeds of EncDec sizes 2 and 3 per pair for the noise; chapter 1's
-# En→De EncDec runs and seed repeats come from the run store. Measured on the two cores (AMD EPYC): with the
-# En→De runs stored by an earlier execution, this one took 27 minutes: the 32 En→Fr runs 11, evaluating the
-# stored En→Fr models and training the three vocabularies of Part B 5, the 18 multilingual and transfer runs
-# 11. From an empty run store add the 15 minutes the 32 En→De runs took and 3 for their evaluation.
-# Re-executing with every run stored takes about 3 minutes. The paper trained models of up to 26 layers per
-# side at Transformer base/big width on millions of WMT pairs; ours are three to four orders of magnitude
-# smaller.
+# **The experiment and its scale.** {glue:text}`pairs_text` (the paper's Fig. 2 shows En-Fr and En-Zh), on
+# the project corpus: EncDec scaled by depth ({glue:text}`encdec_sizes` layers per side) and, matched to
+# EncDec sizes {glue:text}`lm_sizes`, the Deep and the Wide counterpart of PrefixLM, PrefixLM + TopOnly,
+# CausalLM and CausalLM + TgtOnly, each trained once per pair, and {glue:text}`n_seeds` seeds of EncDec sizes
+# {glue:text}`noise_sizes` per pair for the noise; chapter 1's En→De EncDec runs and seed repeats come from
+# the run store. Training took {glue:text}`training_text` (one thread per run, two runs side by side on this
+# 2-core AMD EPYC; chapter 1's runs counted where they serve here); re-executing the chapter with every run
+# stored takes minutes (the last line of the chapter). The paper trained models of up to 26 layers per side
+# at Transformer base/big width on millions of WMT pairs; ours are three to four orders of magnitude smaller.
 
 # %% tags=["parameters"]
 # Filled from params/03_lm_vs_encdec/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
@@ -452,6 +450,16 @@ for name, value in arch.headline_numbers(table, seed_std, compute, ml).items():
 for name, value in {"width": base.model.d_model, "steps": chapter1["steps"], "ml_steps": ml_steps}.items():
     glue(name, f"{value:,}", display=False)
 glue("max_tokens", f"{chapter1['max_tokens']:,}", display=False)
+lm_sizes = sorted({size for variant, sizes in variants.items() if variant != "encdec" for size in sizes})
+for name, values in {
+    "pairs_text": [arch.pair_name(pair) for pair in pairs],
+    "encdec_sizes": variants["encdec"],
+    "lm_sizes": lm_sizes,
+    "noise_sizes": noise_sizes,
+}.items():
+    glue(name, arch.listed(values), display=False)
+glue("n_seeds", str(len(noise_seeds)), display=False)
+glue("training_text", arch.training_text([table, noise_table, long_table], [ml, transfer]), display=False)
 
 # %% [markdown]
 # ## Why most of the paper's picture does not appear here

@@ -852,3 +852,22 @@ def test_budget_for_bleu_extrapolates_a_line_in_log_steps():
     assert row["hours_for_target"] == pytest.approx(800 * 2**8 * 0.4 / 3200)
     (reached,) = arch.budget_for_bleu(by_budget, target=3.0).to_dict("records")
     assert reached["steps_for_target"] == 3200
+
+
+def test_training_text_counts_each_run_once_per_pair():
+    bilingual = pd.DataFrame(
+        {
+            "run_id": ["a", "a", "b", "c"],
+            "group": ["en-de", "en-de", "en-de", "en-fr"],
+            "wall_time_s": [600.0, 600.0, 300.0, 120.0],
+        }
+    )
+    noise = pd.DataFrame({"run_id": ["b", "d"], "group": ["en-de", "en-de"], "wall_time_s": [300.0, 60.0]})
+    ml = pd.DataFrame({"run_id": ["m", "m"], "group": ["many-to-many"] * 2, "wall_time_s": [180.0, 180.0]})
+    assert arch.worker_minutes(bilingual, noise).to_dict() == {"en-de": 16.0, "en-fr": 2.0}
+    assert arch.training_text([bilingual, noise], [ml]) == (
+        "16 worker-minutes for the 3 en-de runs, 2 worker-minutes for the 1 en-fr runs "
+        "and 3 for the 1 multilingual and transfer runs"
+    )
+    assert arch.listed([1, 2, 4]) == "1, 2 and 4" and arch.listed(["en-de"]) == "en-de"
+    assert arch.pair_name("en-zh") == "English→Chinese"

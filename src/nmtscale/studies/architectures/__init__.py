@@ -42,6 +42,7 @@ from nmtscale.studies.architectures.analysis import (
     translation_table,
     vocabulary_check,
     wide_minus_deep,
+    worker_minutes,
 )
 from nmtscale.studies.architectures.charts import (
     PANEL_WIDTH,
@@ -76,6 +77,7 @@ from nmtscale.studies.architectures.plan import (
     multilingual_budget_plan,
     multilingual_plans,
     non_embedding_params,
+    pair_name,
     pair_test_sets,
     parse_variant,
 )
@@ -92,6 +94,8 @@ from nmtscale.studies.architectures.verdicts import (
     difference_noise,
     glue_name,
     headline_numbers,
+    listed,
+    training_text,
     verdict_numbers,
 )
 
@@ -141,6 +145,7 @@ __all__ = [
     "law_parameters",
     "length_bucket",
     "length_edges",
+    "listed",
     "loss_chart",
     "matched_model",
     "mean_loss",
@@ -149,6 +154,7 @@ __all__ = [
     "multilingual_budget_plan",
     "multilingual_plans",
     "non_embedding_params",
+    "pair_name",
     "pair_test_sets",
     "parse_variant",
     "piece_shares",
@@ -158,9 +164,11 @@ __all__ = [
     "size_effects",
     "stored_table",
     "table3",
+    "training_text",
     "translation_table",
     "verdict_numbers",
     "vocabulary_check",
     "wide_minus_deep",
+    "worker_minutes",
     "zero_shot_chart",
 ]

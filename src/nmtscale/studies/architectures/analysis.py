@@ -250,9 +250,9 @@ def direction_kind(direction: str, trained: Sequence[str]) -> str:
 
 
 def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSummary]) -> pd.DataFrame:
-    """One row per run and test set of runs that translated at the end of training: variant, size, group,
-    steps (the run's budget), wall_time_s, direction, kind (en-xx, xx-en, zero-shot), test_set, loss, bleu,
-    chrf, off_target_rate."""
+    """One row per run and test set of runs that translated at the end of training: run_id, variant, size,
+    group, steps (the run's budget), wall_time_s, direction, kind (en-xx, xx-en, zero-shot), test_set, loss,
+    bleu, chrf, off_target_rate."""
     rows = []
     for p, s in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.label} size {p.size}"):
         if not s.finished or s.translation is None:
@@ -264,6 +264,7 @@ def translation_table(plan: Sequence[PlannedModel], summaries: Sequence[RunSumma
             direction, test_set = key.split("/")
             rows.append(
                 {
+                    "run_id": s.run_id,
                     "variant": p.label,
                     "size": p.size,
                     "N": non_embedding_params(p.config.model),
@@ -369,6 +370,13 @@ def table3(translations: pd.DataFrame, reference: str = "EncDec") -> pd.DataFram
 
 
 ENCDEC = "EncDec"
+
+
+def worker_minutes(*tables: pd.DataFrame) -> pd.Series:
+    """Training time of the runs of `tables` (`run_table` or `translation_table` rows: run_id, group,
+    wall_time_s), each run counted once, in minutes of one worker per group."""
+    runs_once = pd.concat([t[["run_id", "group", "wall_time_s"]] for t in tables]).drop_duplicates("run_id")
+    return runs_once.groupby("group", sort=False)["wall_time_s"].sum() / 60
 
 
 def mean_loss(table: pd.DataFrame) -> pd.DataFrame:

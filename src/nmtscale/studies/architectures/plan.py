@@ -153,6 +153,15 @@ def chapter_base(params: Mapping[str, Any]) -> RunConfig:
     return bivariate.base_config({**params["chapter1"], "seed": params["seed"]})
 
 
+LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "zh": "Chinese"}
+
+
+def pair_name(pair: str) -> str:
+    """'en-de' -> 'English→German'."""
+    source, target = pair.split("-")
+    return f"{LANGUAGE_NAMES[source]}→{LANGUAGE_NAMES[target]}"
+
+
 def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
     """The test sets of chapter 1 (`bivariate.TEST_SETS`) the corpus has for each language pair."""
     return {

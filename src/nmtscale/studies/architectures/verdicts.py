@@ -11,7 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nmtscale.studies.architectures.analysis import ENCDEC, gaps_to_encdec, mean_loss, wide_minus_deep
+from nmtscale.studies.architectures.analysis import (
+    ENCDEC,
+    gaps_to_encdec,
+    mean_loss,
+    wide_minus_deep,
+    worker_minutes,
+)
 from nmtscale.studies.architectures.evaluation import LENGTH_BUCKETS
 from nmtscale.studies.architectures.plan import ARCH_NAMES
 from nmtscale.studies.claims import (
@@ -193,6 +199,27 @@ def headline_numbers(
     numbers["supervised_bleu_max"] = float(multilingual.loc[~zero_shot, "bleu"].max())
     numbers["zero_shot_bleu_max"] = float(multilingual.loc[zero_shot, "bleu"].max())
     return numbers
+
+
+def listed(values: Sequence) -> str:
+    """[1, 2, 4] -> '1, 2 and 4'; one value alone as itself."""
+    texts = [str(v) for v in values]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+def training_text(bilingual: Sequence[pd.DataFrame], multilingual: Sequence[pd.DataFrame]) -> str:
+    """What the chapter's runs cost, for its opening summary: worker-minutes and runs per language pair of the
+    `bilingual` tables (`run_table`s) and of the `multilingual` ones (`translation_table`s) together."""
+    minutes = worker_minutes(*bilingual)
+    counts = pd.concat([t[["run_id", "group"]] for t in bilingual]).drop_duplicates("run_id")["group"]
+    parts = [
+        f"{minutes[g]:,.0f} worker-minutes for the {n} {g} runs" for g, n in counts.value_counts().items()
+    ]
+    ml_runs = pd.concat([t[["run_id"]] for t in multilingual]).drop_duplicates("run_id")
+    parts.append(
+        f"{worker_minutes(*multilingual).sum():,.0f} for the {len(ml_runs)} multilingual and transfer runs"
+    )
+    return listed(parts)
 
 
 def _compute_claim(compute: pd.DataFrame) -> Claim:

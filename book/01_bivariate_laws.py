@@ -393,10 +393,12 @@ else:
 losses_by_budget = bivariate.budget_losses(table, long_table, seed)
 display(losses_by_budget)
 # what the baseline still gains from its last doubling of the budget (quoted in the discussion)
-baseline_losses = losses_by_budget.xs(f"{baseline_layers[0]}L-{baseline_layers[1]}L", level="model")
-for test_set, value in (baseline_losses.iloc[-2] - baseline_losses.iloc[-1]).items():
+baseline_last_steps, baseline_gain = bivariate.last_doubling_gain(
+    losses_by_budget, f"{baseline_layers[0]}L-{baseline_layers[1]}L"
+)
+for test_set, value in baseline_gain.items():
     glue(f"baseline_last_gain_{test_set}", float(value), display=False)
-glue("baseline_last_steps", f"{baseline_losses.index[-1]:,}", display=False)
+glue("baseline_last_steps", f"{baseline_last_steps:,}", display=False)
 print(f"loss range across the {long_table['model'].nunique()} models (max - min, nats):")
 losses_by_budget.groupby(level="steps_trained").agg(lambda s: s.max() - s.min())
 

@@ -650,6 +650,10 @@ def test_budget_losses_pair_each_long_model_with_its_first_seed_run_at_the_short
     assert list(losses.index) == [(4000, "2L-2L"), (4000, "2L-6L"), (8000, "2L-2L"), (8000, "2L-6L")]
     assert losses.loc[(4000, "2L-6L"), "l10n"] == pytest.approx(4.0 - 0.05 * 6 - 0.01 * 2), "seed 0 only"
     assert list(losses.columns) == ["l10n"]
+    steps, gain = bivariate.last_doubling_gain(losses, "2L-6L")
+    assert steps == 8000 and gain["l10n"] == pytest.approx(0.02 * 6)  # decoder gain 0.05 -> 0.07 per layer
+    steps, gain = bivariate.last_doubling_gain(losses.loc[[4000]], "2L-6L")
+    assert steps == 4000 and gain.isna().all(), "one budget: nothing to compare"
 
 
 def test_the_training_loss_is_its_objective_over_the_last_stretch_and_eq2_is_judged_on_it(analyses):

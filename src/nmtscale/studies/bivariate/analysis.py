@@ -501,6 +501,15 @@ def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame, seed: int) -> p
     return both.pivot_table(index=["steps_trained", "model"], columns="test_set", values="loss")[columns]
 
 
+def last_doubling_gain(losses: pd.DataFrame, model: str) -> tuple[int, pd.Series]:
+    """What `model` still gains from the last budget it was trained at (`budget_losses`): its loss at the
+    budget before minus its loss at the last one, per test set (NaN with one budget), and that last budget."""
+    of_model = losses.xs(model, level="model")
+    if len(of_model) < 2:
+        return int(of_model.index[-1]), of_model.iloc[-1] * math.nan
+    return int(of_model.index[-1]), of_model.iloc[-2] - of_model.iloc[-1]
+
+
 def best_rates(table: pd.DataFrame) -> pd.DataFrame:
     """Each model's best peak rate per test set in a `learning_rate_table` (the mean over seeds at each rate):
     one row per model, columns (loss, test set) and (lr, test set)."""

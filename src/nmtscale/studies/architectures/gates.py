@@ -73,12 +73,13 @@ def scale_gates(
         std = noise.reindex(list(zip(family["group"], family["test_set"], strict=True))).to_numpy()
         ratios = family["effect"].to_numpy() / std
         sizes = f"sizes {family['smallest'].iloc[0]} and {family['largest'].iloc[0]}"
+        smallest = math.nan if np.isnan(ratios).all() else float(np.nanmin(ratios))
         gates.append(
             Gate(
                 f"size effect, {group} {variant} (seed std, smallest over test sets)",
-                float(np.nanmin(ratios)) if not np.isnan(ratios).all() else math.nan,
+                smallest,
                 f">= {min_effect:g}",
-                bool(np.nanmin(ratios) >= min_effect) if not np.isnan(ratios).all() else False,
+                bool(smallest >= min_effect),
                 f"{sizes}: "
                 + "; ".join(
                     f"{t} {e:.3f} nats ({r:.1f} std)"

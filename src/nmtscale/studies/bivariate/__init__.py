@@ -89,7 +89,6 @@ from nmtscale.studies.bivariate.verdicts import (
 )
 
 __all__ = [
-    "Analysis",
     "BUDGET_KEYS",
     "FIT_APPROACHES",
     "HELD_OUT_APPROACH",
@@ -105,6 +104,7 @@ __all__ = [
     "SPREAD_OVER_RANGE",
     "SYMMETRIC_RATIO",
     "TEST_SETS",
+    "Analysis",
     "allocation",
     "allocation_chart",
     "analyse",
@@ -114,7 +114,6 @@ __all__ = [
     "budget_chart",
     "budget_curves",
     "budget_losses",
-    "last_doubling_gain",
     "budget_plans",
     "chapter_plan",
     "chart_grid",
@@ -134,6 +133,7 @@ __all__ = [
     "judged_spread",
     "judged_training",
     "judging_runs",
+    "last_doubling_gain",
     "law_chart",
     "law_models",
     "law_stability_gates",

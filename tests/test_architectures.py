@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError
 from nmtscale.studies import architectures as arch
 from nmtscale.studies import bivariate, claims
+from nmtscale.studies.claims import Gate
 from nmtscale.train import median_tokens_per_second
 
 BASE = from_dict({"model": {"d_model": 16, "d_ff": 64, "n_heads": 2}})
@@ -801,10 +804,22 @@ def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
         }
     )
     ml = pd.DataFrame({"kind": ["supervised", "zero-shot", "supervised"], "bleu": [1.5, 0.2, 3.0]})
-    numbers = arch.headline_numbers(table, 0.01, compute, ml)
+    gates = [
+        Gate("size effect, en-de EncDec (seed std, smallest over test sets)", 20.0, ">= 10", True),
+        Gate("size effect, en-de CausalLM + Deep (seed std, smallest over test sets)", 5.0, ">= 10", False),
+        Gate("budget stability ->8,000, en-de EncDec (relative change, ...)", -0.1, "within +-15%", True),
+        Gate("N span, en-de families (max / min, narrowest family)", 2.0, ">= 8", False),
+    ]
+    numbers = arch.headline_numbers(table, 0.01, compute, ml, gates)
     assert (numbers["n_min"], numbers["n_max"]) == (90, 200)
     assert numbers["gap_min_causallm_deep"] == pytest.approx(0.05)
     assert numbers["gap_max_causallm_deep"] == pytest.approx(0.2)  # en-fr
+    # the main pair (en-de) from its smallest to its largest size
+    assert numbers["gap_smallest_causallm_deep"] == pytest.approx(0.1)
+    assert numbers["gap_largest_causallm_deep"] == pytest.approx(0.05)
+    assert (numbers["size_effect_min"], numbers["size_effect_max"]) == (5.0, 20.0)
+    assert numbers["budget_change_min"] == numbers["budget_change_max"] == -0.1
+    assert math.isnan(arch.headline_numbers(table, 0.01, compute, ml)["budget_change_max"])
     assert (numbers["speed_ratio_min"], numbers["speed_ratio_max"]) == pytest.approx((0.5, 1.5))
     assert (numbers["supervised_bleu_max"], numbers["zero_shot_bleu_max"]) == (3.0, 0.2)
     assert numbers["difference_noise"] == pytest.approx(arch.difference_noise(0.01))

@@ -26,6 +26,7 @@ from nmtscale.studies.claims import (
     PARTLY,
     REPRODUCED,
     Claim,
+    Gate,
     by_count,
     by_differences,
     graded,
@@ -170,14 +171,22 @@ def glue_name(variant: str) -> str:
 
 
 def headline_numbers(
-    table: pd.DataFrame, seed_std: float, compute: pd.DataFrame, multilingual: pd.DataFrame
+    table: pd.DataFrame,
+    seed_std: float,
+    compute: pd.DataFrame,
+    multilingual: pd.DataFrame,
+    gates: Sequence[Gate] = (),
 ) -> dict[str, float]:
     """The numbers the chapter's opening summary quotes (through myst-nb's glue, so the prose cannot drift
     from the tables): the bilingual models' range of N (`n_min`, `n_max`), the seed std and the difference
     noise, per language model the smallest and largest gap to the EncDec of its size over sizes and pairs
-    (`gap_min_<variant>`, `gap_max_<variant>`, `glue_name`), the range of the language models' measured
-    training speed relative to EncDec's at the same size (`speed_ratio_min`, `speed_ratio_max`, from the
-    `compute` table) and the best supervised and zero-shot BLEU of the multilingual models."""
+    (`gap_min_<variant>`, `gap_max_<variant>`, `glue_name`) and its gap on the main pair (the table's first
+    group) at the smallest and the largest size (`gap_smallest_<variant>`, `gap_largest_<variant>`), the range
+    of the language models' measured training speed relative to EncDec's at the same size (`speed_ratio_min`,
+    `speed_ratio_max`, from the `compute` table), the best supervised and zero-shot BLEU of the multilingual
+    models and, from `scale_gates`' `gates`, the range of the families' size effects in seed std
+    (`size_effect_min`, `size_effect_max`) and of the budget check's relative changes (`budget_change_min`,
+    `budget_change_max`; NaN without a budget check)."""
     numbers = {
         "n_min": float(table["N"].min()),
         "n_max": float(table["N"].max()),
@@ -188,6 +197,14 @@ def headline_numbers(
     for variant, rows in gaps.groupby("variant"):
         numbers[f"gap_min_{glue_name(variant)}"] = float(rows["gap"].min())
         numbers[f"gap_max_{glue_name(variant)}"] = float(rows["gap"].max())
+    main_pair = gaps_to_encdec(table[table["group"] == table["group"].iloc[0]])
+    for variant, rows in main_pair.sort_values("size").groupby("variant"):
+        numbers[f"gap_smallest_{glue_name(variant)}"] = float(rows["gap"].iloc[0])
+        numbers[f"gap_largest_{glue_name(variant)}"] = float(rows["gap"].iloc[-1])
+    for name, prefix in (("size_effect", "size effect"), ("budget_change", "budget stability")):
+        values = [g.measured for g in gates if g.gate.startswith(prefix)]
+        numbers[f"{name}_min"] = min(values, default=math.nan)
+        numbers[f"{name}_max"] = max(values, default=math.nan)
     encdec_speed = compute[compute["variant"] == ENCDEC].set_index("size")["tokens_per_s"]
     lms = compute[compute["variant"] != ENCDEC]
     ratios = lms["tokens_per_s"].to_numpy() / encdec_speed.reindex(lms["size"]).to_numpy()

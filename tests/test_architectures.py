@@ -702,6 +702,32 @@ def test_bilingual_claims_are_judged_per_language_pair():
     assert len(result) == 2 * 15 - 2 + 8
 
 
+def test_the_gap_claim_is_judged_again_at_the_budget_check():
+    """Behind EncDec by 0.08 nats at both sizes at the chapter's budget, by 0.08 and 0.02 at twice it: the
+    claim fails at the first and holds at the second, each in its own row."""
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    longer = pd.DataFrame(
+        _family_rows("en-de", "EncDec", {1: 3.5, 4: 3.25}, steps=8000)
+        + _family_rows("en-de", arch.PREFIX_DEEP, {1: 3.58, 4: 3.27}, steps=8000)
+    ).assign(arch=lambda t: t["variant"].str.split(" ").str[0].str.lower(), scaling="deep")
+    judged = [table.assign(group="en-de"), 0.005, exponents.assign(group="en-de")]
+    judged += [settings.assign(group="en-de"), compute, ml, transfer]
+    result = claims.table(arch.claims(*judged, longer)).set_index("claim")
+    at_longer = result.loc["The gap to EncDec narrows as models grow (Fig. 2) (en-de, at 8,000 updates)"]
+    assert at_longer["verdict"] == "reproduced"
+    assert at_longer["measured"] == "PrefixLM + Deep: +0.080 -> +0.020"
+    losses = arch.budget_losses(
+        pd.DataFrame(_family_rows("en-de", "EncDec", {1: 3.7, 2: 3.6, 4: 3.5})), longer
+    )
+    assert losses.loc[("en-de", "EncDec", 4), (4000, "l10n")] == 3.5
+    assert losses.loc[("en-de", "EncDec", 4), (8000, "l10n")] == 3.25
+    assert ("en-de", "EncDec", 2) not in losses.index  # not in the budget check
+    assert arch.gap_ends(longer, "budget_gap") == pytest.approx(
+        {"budget_gap_smallest_prefixlm_deep": 0.08, "budget_gap_largest_prefixlm_deep": 0.02}
+    )
+    assert len(claims.table(arch.claims(*judged))) == len(result) - 1
+
+
 def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
     """PrefixLM ahead of the EncDec of its own size at size 2 only: a mean over sizes would hide it."""
     table, exponents, settings, compute, ml, transfer = synthetic_results()
@@ -819,6 +845,7 @@ def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
     assert numbers["gap_largest_causallm_deep"] == pytest.approx(0.05)
     assert (numbers["size_effect_min"], numbers["size_effect_max"]) == (5.0, 20.0)
     assert numbers["budget_change_min"] == numbers["budget_change_max"] == -0.1
+    assert numbers["n_span_min"] == 2.0
     assert math.isnan(arch.headline_numbers(table, 0.01, compute, ml)["budget_change_max"])
     assert (numbers["speed_ratio_min"], numbers["speed_ratio_max"]) == pytest.approx((0.5, 1.5))
     assert (numbers["supervised_bleu_max"], numbers["zero_shot_bleu_max"]) == (3.0, 0.2)
@@ -886,3 +913,23 @@ def test_training_text_counts_each_run_once_per_pair():
     )
     assert arch.listed([1, 2, 4]) == "1, 2 and 4" and arch.listed(["en-de"]) == "en-de"
     assert arch.pair_name("en-zh") == "English→Chinese"
+
+
+def test_the_cpu_plan_names_the_runs_the_results_store_records():
+    """Chapter 3 takes its training recipe from chapter 1's parameters: every run its cpu parameters plan
+    (bilingual, seed repeats, budget checks, multilingual, transfer) must be a committed record, or
+    re-executing the chapter would train it."""
+    params = book.load_parameters("03_lm_vs_encdec", "cpu", root=record.REPOSITORY)
+    params["chapter1"] = book.load_parameters(
+        "01_bivariate_laws", "cpu", params["chapter1_overrides"], record.REPOSITORY
+    )
+    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES}
+    plans = [*arch.bilingual_plans(params), arch.budget_check_plan(params), *arch.multilingual_plans(params)]
+    plans.append(arch.multilingual_budget_plan(params))
+    missing = [
+        f"{p.group} {p.label} size {p.size}"
+        for plan in plans
+        for p in plan
+        if not (record.REPOSITORY / "results" / f"{runs.config_hash(p.config)}.json").is_file()
+    ]
+    assert missing == []

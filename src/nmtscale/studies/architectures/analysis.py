@@ -51,6 +51,15 @@ def encdec_gaps(table: pd.DataFrame) -> pd.DataFrame:
     return gaps.pivot_table(index=["group", "variant", "test_set"], columns="size", values="gap")
 
 
+def budget_losses(table: pd.DataFrame, long_table: pd.DataFrame) -> pd.DataFrame:
+    """The final losses of the budget check's models (`long_table`) beside those of the same models at the
+    chapter's budget (`table`; both `run_table`s): one row per group, variant and size, a column per budget
+    (steps) and test set."""
+    checked = long_table[["group", "variant", "size"]].drop_duplicates()
+    both = pd.concat([table.merge(checked, on=["group", "variant", "size"]), long_table], ignore_index=True)
+    return both.pivot_table(index=["group", "variant", "size"], columns=["steps", "test_set"], values="loss")
+
+
 def compute_table(
     plan: Sequence[PlannedModel],
     summaries: Sequence[RunSummary],

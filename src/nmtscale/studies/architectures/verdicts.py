@@ -64,6 +64,7 @@ def claims(
     compute: pd.DataFrame,
     multilingual: pd.DataFrame,
     transfer: pd.DataFrame,
+    longer: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """The chapter's claims, each graded by the rule it states.
 
@@ -74,7 +75,8 @@ def claims(
     when it exceeds 4 seed_std. exponents: `law_parameters` of the Fig. 3 settings; settings:
     `evaluation_settings` (both split by `group` when the table is); compute: `flops_table` joined with
     measured tokens_per_s; multilingual, transfer: `translation_table` rows (transfer: the low-resource
-    direction's).
+    direction's); longer: the budget check's `run_table` rows, where some pair has EncDec and a language
+    model at two sizes there: "the gap narrows" judged again at that budget, as a claim of its own.
     """
     noise = Noise(difference_noise(seed_std), f"2 std of a difference of two runs (seed std {seed_std:.4f})")
     change_noise = Noise(4 * seed_std, f"2 std of a change between two differences (seed std {seed_std:.4f})")
@@ -93,6 +95,15 @@ def claims(
             ]
     else:
         found += _bilingual_claims(table, exponents, settings, noise, change_noise)
+    for pair, rows in [] if longer is None else longer.groupby("group", sort=False):
+        if (
+            rows["size"].nunique() > 1
+            and (rows["variant"] == ENCDEC).any()
+            and (rows["variant"] != ENCDEC).any()
+        ):
+            claim = _gap_narrows_claim(_pair_runs(rows, noise, change_noise))
+            steps = f"{int(rows['steps'].max()):,} updates"
+            found.append(dataclasses.replace(claim, claim=f"{claim.claim} ({pair}, at {steps})"))
     return [
         *found,
         _compute_claim(compute),
@@ -185,8 +196,9 @@ def headline_numbers(
     of the language models' measured training speed relative to EncDec's at the same size (`speed_ratio_min`,
     `speed_ratio_max`, from the `compute` table), the best supervised and zero-shot BLEU of the multilingual
     models and, from `scale_gates`' `gates`, the range of the families' size effects in seed std
-    (`size_effect_min`, `size_effect_max`) and of the budget check's relative changes (`budget_change_min`,
-    `budget_change_max`; NaN without a budget check)."""
+    (`size_effect_min`, `size_effect_max`), of the budget check's relative changes (`budget_change_min`,
+    `budget_change_max`; NaN without a budget check), of the pairs' narrowest N span (`n_span_min`, ...) and
+    fewest sizes per family (`family_sizes_min`, ...)."""
     numbers = {
         "n_min": float(table["N"].min()),
         "n_max": float(table["N"].max()),
@@ -197,11 +209,13 @@ def headline_numbers(
     for variant, rows in gaps.groupby("variant"):
         numbers[f"gap_min_{glue_name(variant)}"] = float(rows["gap"].min())
         numbers[f"gap_max_{glue_name(variant)}"] = float(rows["gap"].max())
-    main_pair = gaps_to_encdec(table[table["group"] == table["group"].iloc[0]])
-    for variant, rows in main_pair.sort_values("size").groupby("variant"):
-        numbers[f"gap_smallest_{glue_name(variant)}"] = float(rows["gap"].iloc[0])
-        numbers[f"gap_largest_{glue_name(variant)}"] = float(rows["gap"].iloc[-1])
-    for name, prefix in (("size_effect", "size effect"), ("budget_change", "budget stability")):
+    numbers |= gap_ends(table)
+    for name, prefix in (
+        ("size_effect", "size effect"),
+        ("budget_change", "budget stability"),
+        ("n_span", "N span"),
+        ("family_sizes", "sizes per family"),
+    ):
         values = [g.measured for g in gates if g.gate.startswith(prefix)]
         numbers[f"{name}_min"] = min(values, default=math.nan)
         numbers[f"{name}_max"] = max(values, default=math.nan)
@@ -215,6 +229,18 @@ def headline_numbers(
     zero_shot = multilingual["kind"] == "zero-shot"
     numbers["supervised_bleu_max"] = float(multilingual.loc[~zero_shot, "bleu"].max())
     numbers["zero_shot_bleu_max"] = float(multilingual.loc[zero_shot, "bleu"].max())
+    return numbers
+
+
+def gap_ends(table: pd.DataFrame, prefix: str = "gap") -> dict[str, float]:
+    """Each language model's gap to EncDec (mean loss over test sets) on the main pair (the `run_table`'s
+    first group) at its smallest and its largest size: `<prefix>_smallest_<variant>`,
+    `<prefix>_largest_<variant>` (`glue_name`)."""
+    main_pair = gaps_to_encdec(table[table["group"] == table["group"].iloc[0]])
+    numbers = {}
+    for variant, rows in main_pair.sort_values("size").groupby("variant"):
+        numbers[f"{prefix}_smallest_{glue_name(variant)}"] = float(rows["gap"].iloc[0])
+        numbers[f"{prefix}_largest_{glue_name(variant)}"] = float(rows["gap"].iloc[-1])
     return numbers
 
 
@@ -295,16 +321,7 @@ def _bilingual_claims(
     table: pd.DataFrame, exponents: pd.DataFrame, settings: pd.DataFrame, noise: Noise, change_noise: Noise
 ) -> list[Claim]:
     """The claims of Sec. 5 (Fig. 2, 3, 9) on one language pair's runs; see `claims` for the rules."""
-    gaps = gaps_to_encdec(table)
-    pair = _PairRuns(
-        means=mean_loss(table).set_index(["variant", "size"])["loss"],
-        gap_at=gaps.set_index(["variant", "size"])["gap"],
-        variants=set(gaps["variant"]),
-        sizes=[int(s) for s in sorted(gaps["size"].unique())],
-        wide_deep=wide_minus_deep(table.drop(columns="group", errors="ignore")),
-        noise=noise,
-        change_noise=change_noise,
-    )
+    pair = _pair_runs(table, noise, change_noise)
     prefix_close = [_prefix_close_claim(pair)] if PREFIX_DEEP in pair.variants else []
     return [
         _gap_narrows_claim(pair),
@@ -343,6 +360,20 @@ def _bilingual_claims(
         *_setting_claims(settings, noise),
         _ranking_claim(settings, noise),
     ]
+
+
+def _pair_runs(table: pd.DataFrame, noise: Noise, change_noise: Noise) -> _PairRuns:
+    """One language pair's `run_table` rows as the Sec. 5 claims read them."""
+    gaps = gaps_to_encdec(table)
+    return _PairRuns(
+        means=mean_loss(table).set_index(["variant", "size"])["loss"],
+        gap_at=gaps.set_index(["variant", "size"])["gap"],
+        variants=set(gaps["variant"]),
+        sizes=[int(s) for s in sorted(gaps["size"].unique())],
+        wide_deep=wide_minus_deep(table.drop(columns="group", errors="ignore")),
+        noise=noise,
+        change_noise=change_noise,
+    )
 
 
 def _gap_narrows_claim(pair: _PairRuns) -> Claim:

@@ -71,13 +71,14 @@
 #   best supervised BLEU is {glue:text}`supervised_bleu_max:.2f` and the best zero-shot BLEU
 #   {glue:text}`zero_shot_bleu_max:.2f`; the largest EncDec trained for {glue:text}`ml_longest_steps` updates
 #   reaches a mean supervised BLEU of {glue:text}`ml_longest_bleu:.1f` on `l10n`. A line in log steps through
-#   its {glue:text}`ml_budget_points` budgets would reach 10 BLEU after {glue:text}`ml_target_hours:,.0f` hours
-#   on this machine: an extrapolation, not a measurement (nothing makes BLEU rise linearly in log steps), which
-#   says that the target lies beyond what these cores give a session, not when it would be met. The BLEU and off-target claims of Sec. 6 stay not testable. In loss, our own
-#   check, PrefixLM is ahead of EncDec on the supervised and on the zero-shot directions, the reverse of the
-#   paper's order, on models this far from converged. In the low-resource transfer test, with French as the
-#   helper (Chinese waits for a length filter, Part B), PrefixLM transfers no better than EncDec and CausalLM
-#   lags behind, as the paper reports.
+#   its {glue:text}`ml_budget_points` budgets would reach 10 BLEU after {glue:text}`ml_target_hours:,.0f`
+#   hours on this machine: an extrapolation, not a measurement (nothing makes BLEU rise linearly in log
+#   steps), which says that the target lies beyond what these cores give a session, not when it would be met.
+#   The BLEU and off-target claims of Sec. 6 stay not testable. In loss, our own check, PrefixLM is ahead of
+#   EncDec on the supervised and on the zero-shot directions, the reverse of the paper's order, on models this
+#   far from converged. In the low-resource transfer test, with French as the helper (Chinese waits for a
+#   length filter, Part B), PrefixLM transfers no better than EncDec and CausalLM lags behind, as the paper
+#   reports.
 #
 # The verdict table at the end gives every claim with its numbers, all computed in this notebook.
 #

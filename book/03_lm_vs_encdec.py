@@ -509,8 +509,7 @@ for name, values in {
 }.items():
     glue(name, arch.listed(values), display=False)
 glue("n_seeds", str(len(noise_seeds)), display=False)
-alpha_interval_width = (exponents["alpha_upper"] - exponents["alpha_lower"]).median()
-glue("alpha_interval_width", float(alpha_interval_width), display=False)
+glue("alpha_interval_width", arch.alpha_interval_width(exponents), display=False)
 glue("training_text", arch.training_text([table, noise_table, long_table], [ml, transfer]), display=False)
 if len(long_table):
     for name, value in arch.gap_ends(long_table, "budget_gap").items():

@@ -216,6 +216,12 @@ def law_parameters(fits: Sequence[LawFit], level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def alpha_interval_width(exponents: pd.DataFrame) -> float:
+    """The median width of the exponents' intervals over the fits of `law_parameters`: how well the data
+    determine alpha."""
+    return float((exponents["alpha_upper"] - exponents["alpha_lower"]).median())
+
+
 def law_curves(fits: Sequence[LawFit], n_points: int = 40) -> pd.DataFrame:
     """Each fitted law on a log grid over its points' range of N: columns of the fit's keys, N, loss."""
     frames = []

@@ -13,6 +13,7 @@ import pandas as pd
 
 from nmtscale.studies.architectures.analysis import (
     ENCDEC,
+    alpha_interval_width,
     gaps_to_encdec,
     mean_loss,
     wide_minus_deep,
@@ -165,7 +166,7 @@ def verdict_numbers(
         f"comparisons, beyond {noise_threshold:.3f} nats in {int((wide_gaps > noise_threshold).sum())}.",
         f"- Eq. 7 exponent alpha over the Fig. 3 settings: {exponents['alpha'].min():.3f}-"
         f"{exponents['alpha'].max():.3f}; median 95% interval width "
-        f"{(exponents['alpha_upper'] - exponents['alpha_lower']).median():.3f}.",
+        f"{alpha_interval_width(exponents):.3f}.",
         f"- BLEU of the bilingual models ({decode_sentences} sentences per set): "
         f"{translations['bleu'].min():.1f}-{translations['bleu'].max():.1f}.",
         f"- Multilingual ({ml_steps} updates): supervised BLEU {supervised_bleu.min():.1f}-"
@@ -534,7 +535,7 @@ def _tgtonly_claim(pair: _PairRuns) -> Claim:
 def _exponent_stability_claim(exponents: pd.DataFrame) -> Claim:
     """Fig. 3: the fitted exponent changes marginally across evaluation settings."""
     spread = exponents.groupby("variant")["alpha"].agg(lambda a: a.max() - a.min())
-    width = (exponents["alpha_upper"] - exponents["alpha_lower"]).median()
+    width = alpha_interval_width(exponents)
     stable = bool((spread < EXPONENT_STABILITY).all())
     claim, paper = (
         "Exponents are stable across evaluation settings (Fig. 3)",

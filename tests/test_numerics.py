@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from nmtscale import book, record, runs
-from nmtscale.config import override
+from nmtscale.config import from_stored, override, to_dict
 from nmtscale.runs import config_hash
 from nmtscale.studies import bivariate, numerics
 
@@ -62,3 +62,26 @@ def test_the_committed_fast_path_runs_learn_like_the_legacy_path(params, monkeyp
     table = numerics.compare(numerics.final_losses(summaries))
     assert len(table) == 3
     assert table["within 1 seed std"].all(), table.to_string()
+
+
+def test_the_committed_device_records_are_cpu_recorded_configs_trained_on_that_device():
+    """benchmarks/device_numerics.py's records: each is a config whose CPU-trained record is in results/,
+    trained again on the device its folder names; `paired` sets them side by side."""
+    folders = [p for p in (record.REPOSITORY / "benchmarks" / "device_records").iterdir() if p.is_dir()]
+    assert folders
+    for folder in folders:
+        others = [record.read_record(path)["summary"] for path in sorted(folder.glob("*.json"))]
+        cpu = [
+            record.read_record(record.REPOSITORY / "results" / f"{s.run_id}.json")["summary"] for s in others
+        ]
+        assert len(others) >= 3
+        for other, base in zip(others, cpu, strict=True):
+            assert other.device == folder.name and base.device == "cpu"
+            # a record written before a key existed reads with its legacy value (config.KEYS_ADDED_LATER)
+            assert to_dict(from_stored(other.config)) == to_dict(from_stored(base.config))
+        seed_std = dict.fromkeys(others[0].final_loss, 0.01)
+        table = numerics.paired(cpu, others, seed_std)
+        assert len(table) == sum(len(s.final_loss) for s in others)
+        assert table["difference / seed std"].tolist() == pytest.approx((table["difference"] / 0.01).tolist())
+    with pytest.raises(ValueError, match="without a reference run"):
+        numerics.paired(cpu[:1], others, seed_std)

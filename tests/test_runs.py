@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -170,3 +172,16 @@ def test_train_sweep_and_translate_commands(store, capsys):
 def test_an_unknown_engine_is_a_clear_error(store):
     with pytest.raises(ConfigurationError, match="engine must be one of \\['local', 'ray'\\], not 'rya'"):
         runs.sweep([from_dict(user_run(store))], engine="rya")
+
+
+def test_a_sweep_warns_when_its_runs_would_mix_devices(monkeypatch):
+    """A run id names a config, not a device; CUDA- and CPU-trained runs of one config differ beyond the seed
+    noise (benchmarks/device_numerics.py), so training beside records of the other device is flagged."""
+    on_cpu, on_cuda = SimpleNamespace(device="cpu"), SimpleNamespace(device="cuda")
+    monkeypatch.setattr(runs, "pick_device", lambda: torch.device("cpu"))
+    with pytest.warns(UserWarning, match=r"2 runs train on cpu beside runs of this sweep recorded on cuda"):
+        runs.warn_of_mixed_devices([on_cpu, on_cuda], 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runs.warn_of_mixed_devices([on_cpu], 2)  # one device
+        runs.warn_of_mixed_devices([on_cuda], 0)  # nothing to train

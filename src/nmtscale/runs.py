@@ -28,7 +28,8 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -55,7 +56,7 @@ from nmtscale.corpus.store import corpus_fingerprint, files_fingerprint
 from nmtscale.engine.data import check_lengths, encode_sources, prepare_data, uses_target_tags
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.errors import ConfigurationError, DataError, SweepError, closest, positive_int, require_file
-from nmtscale.predict import load_trained_model, translate_ids
+from nmtscale.predict import load_trained_model, pick_device, translate_ids
 from nmtscale.record import (
     CHECKPOINT,
     CONFIG,
@@ -309,6 +310,7 @@ def sweep(
         if summary is not None:
             done[key] = summary
     pending = {key: cfg for key, cfg in unique.items() if key not in done}
+    warn_of_mixed_devices(done.values(), len(pending))
     # a bar on a terminal; in a log or a notebook, one line per run with the time left
     bar = tqdm(total=len(pending), desc="runs to train", unit="run", disable=None if pending else True)
     start = time.perf_counter()
@@ -333,6 +335,23 @@ def sweep(
     finally:
         bar.close()
     return [done[config_hash(cfg)] for cfg in configs]
+
+
+def warn_of_mixed_devices(recorded: Iterable[RunSummary], pending: int) -> None:
+    """Warn when `pending` runs are to train on this machine's kind of device beside `recorded` runs of the
+    same sweep that another kind trained. A run id names a config, not a device, but the devices round
+    differently (CUDA trains under bf16 autocast whatever `train.cpu_precision` says): chapter 3's runs
+    trained again on an H100 ended 0.002-0.055 nats above their fp32 CPU-trained records, up to 11 seed
+    std (`benchmarks/device_numerics.py`), so a comparison across the two measures the device too."""
+    device = pick_device().type
+    others = sorted({summary.device for summary in recorded} - {device})
+    if pending and others:
+        warnings.warn(
+            f"{pending} runs train on {device} beside runs of this sweep recorded on {', '.join(others)}: "
+            "runs of one config trained on cuda and on cpu differ by up to 11 seed std "
+            "(benchmarks/device_numerics.py); compare runs trained on one kind of device",
+            stacklevel=3,
+        )
 
 
 def _train_locally(

@@ -7,6 +7,10 @@ must hold is that it learns the same: chapter 1's baseline trained to the same b
 several seeds, ends at final losses whose path means differ by no more than one seed standard deviation on
 every test set. `plan` lays the runs out from chapter 1's parameters, `final_losses` and `compare` read and
 judge them; `benchmarks/training_numerics.py` trains them.
+
+The same question between devices (issue 43): a run id names a config, not the machine that trained it, and
+CUDA trains under bf16 autocast where the CPU path multiplies bf16 in its linear layers only. `paired` sets
+the runs of one config trained on two devices side by side (`benchmarks/device_numerics.py`).
 """
 
 from __future__ import annotations
@@ -77,6 +81,34 @@ def compare(losses: pd.DataFrame, reference: str = "legacy") -> pd.DataFrame:
                     "seed std": pooled,
                     "difference / seed std": difference / pooled,
                     "within 1 seed std": abs(difference) <= pooled,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def paired(
+    reference: Sequence[RunSummary], other: Sequence[RunSummary], seed_std: Mapping[str, float]
+) -> pd.DataFrame:
+    """One row per run of `other` and test set: its final loss beside that of the run of `reference` with
+    the same id (its config trained elsewhere), the difference, and that difference in `seed_std` (per test
+    set). Every run of `other` must have its counterpart."""
+    by_id = {s.run_id: s for s in reference}
+    missing = sorted({s.run_id for s in other} - set(by_id))
+    if missing:
+        raise ValueError(f"runs without a reference run of the same id: {', '.join(missing)}")
+    rows = []
+    for run in other:
+        base = by_id[run.run_id]
+        for test_set, loss in run.final_loss.items():
+            difference = loss - base.final_loss[test_set]
+            rows.append(
+                {
+                    "run": run.run_id,
+                    "test_set": test_set,
+                    f"{base.device} loss": base.final_loss[test_set],
+                    f"{run.device} loss": loss,
+                    "difference": difference,
+                    "difference / seed std": difference / seed_std[test_set],
                 }
             )
     return pd.DataFrame(rows)

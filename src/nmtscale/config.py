@@ -40,6 +40,10 @@ class DataConfig:
     weights: list[float] | None = None
     temperature: float | None = None
     max_train_pairs: int | None = None
+    # Training pairs whose longer side is over this many tokens are dropped (after the tokenizer is trained,
+    # so the vocabulary is the unfiltered text's), and counted (`ExperimentData.dropped`): a pair of thousands
+    # of tokens, batched alone, can take a language model's attention over the machine's memory.
+    max_train_tokens: int | None = None
     train_files: dict[str, str | list[str]] | None = None
     test_files: dict[str, dict[str, str | list[str]]] | None = None
     disjoint_sources: bool = False
@@ -106,6 +110,10 @@ class DataConfig:
         if self.max_train_pairs is not None and self.max_train_pairs < 1:
             raise ConfigurationError(
                 f"{source}: data.max_train_pairs must be >= 1, not {self.max_train_pairs}"
+            )
+        if self.max_train_tokens is not None and self.max_train_tokens < 1:
+            raise ConfigurationError(
+                f"{source}: data.max_train_tokens must be >= 1, not {self.max_train_tokens}"
             )
 
     def _validate_files(self, source: str) -> None:
@@ -322,6 +330,7 @@ LEGACY_NUMERICS: dict[str, str] = {
 # Every numerics key but `model.dropout_mask`, which the first runs of this version already stored.
 KEYS_ADDED_LATER: dict[str, Any] = {
     "train.schedule": "inverse_sqrt",
+    "data.max_train_tokens": None,
     **{key: value for key, value in LEGACY_NUMERICS.items() if key != "model.dropout_mask"},
 }
 

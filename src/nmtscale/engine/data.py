@@ -12,7 +12,7 @@ import random
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nmtscale import corpus
@@ -51,6 +51,7 @@ class ExperimentData:
     tasks: list[list[Example]]
     test_sets: list[TestSet]
     tagged: bool
+    dropped: dict[str, int] = field(default_factory=dict)  # training pairs over data.max_train_tokens
 
 
 def split_direction(direction: str) -> tuple[str, str]:
@@ -106,6 +107,7 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         encode_pairs(tokenizer, pairs, direction, tagged, task)
         for task, (pairs, direction) in enumerate(zip(train_pairs, cfg.directions, strict=True))
     ]
+    tasks, dropped = _within_length(tasks, cfg)
     test_sets = [
         TestSet(
             name=name,
@@ -116,7 +118,23 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
         )
         for name, direction, pairs in raw_test_sets
     ]
-    return ExperimentData(tokenizer, list(cfg.directions), tasks, test_sets, tagged)
+    return ExperimentData(tokenizer, list(cfg.directions), tasks, test_sets, tagged, dropped)
+
+
+def _within_length(tasks: list[list[Example]], cfg: DataConfig) -> tuple[list[list[Example]], dict[str, int]]:
+    """Each direction's training examples without those longer than `data.max_train_tokens` (on their longer
+    side), and how many went per direction; a direction left with none is a ConfigurationError."""
+    if cfg.max_train_tokens is None:
+        return tasks, dict.fromkeys(cfg.directions, 0)
+    kept = [[e for e in examples if _tokens(e) <= cfg.max_train_tokens] for examples in tasks]
+    dropped = {d: len(t) - len(k) for d, t, k in zip(cfg.directions, tasks, kept, strict=True)}
+    emptied = [d for d, examples in zip(cfg.directions, kept, strict=True) if not examples]
+    if emptied:
+        raise ConfigurationError(
+            f"data.max_train_tokens={cfg.max_train_tokens}: no {', '.join(emptied)} training pair is that "
+            "short; raise it"
+        )
+    return kept, dropped
 
 
 def encode_sources(

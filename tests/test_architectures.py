@@ -933,3 +933,21 @@ def test_the_cpu_plan_names_the_runs_the_results_store_records():
         if not (record.REPOSITORY / "results" / f"{runs.config_hash(p.config)}.json").is_file()
     ]
     assert missing == []
+
+
+def test_dropped_training_pairs_counts_each_groups_long_pairs_once(store):
+    """One row per group and direction: the pairs kept under data.max_train_tokens, how many went and the
+    longest of them; runs of a group share their text, so each group is prepared once."""
+    whole = from_dict(user_run(store))
+    limit = 6
+    filtered = from_dict(user_run(store) | {"data": user_run(store)["data"] | {"max_train_tokens": limit}})
+    plan = [
+        arch.PlannedModel("encdec", 1, "all", whole),
+        arch.PlannedModel("encdec", 1, "short", filtered),
+        arch.PlannedModel("prefixlm+deep", 1, "short", filtered),
+    ]
+    table = arch.dropped_training_pairs(plan, store / "cache").set_index("group")
+    assert list(table.index) == ["all", "short"] and set(table["direction"]) == {"en-de"}
+    assert table.loc["all", "dropped"] == 0 and table.loc["all", "longest dropped"] == 0
+    assert table.loc["short", "dropped"] > 0 and table.loc["short", "longest dropped"] > limit
+    assert table.loc["short", "pairs kept"] + table.loc["short", "dropped"] == table.loc["all", "pairs kept"]

@@ -218,7 +218,7 @@ def test_corpus_pairs_longer_than_one_batch_are_counted_in_a_warning(tmp_path):
 
 def test_training_pairs_over_max_train_tokens_are_dropped_counted_and_leave_the_vocabulary(tmp_path):
     """data.max_train_tokens drops the long training pairs after the tokenizer is trained: the vocabulary
-    is that of the whole text, the test sets keep every pair, and `dropped` counts what went."""
+    is that of the whole text, the test sets keep every pair, and `dropped` holds the lengths of what went."""
     pairs = toy_pairs(200, seed=1)
     pairs[7] = (" ".join([pairs[7][0]] * 30), " ".join([pairs[7][1]] * 30))  # one very long pair
     train_file = write_tsv(tmp_path / "train.tsv", pairs)
@@ -228,9 +228,9 @@ def test_training_pairs_over_max_train_tokens_are_dropped_counted_and_leave_the_
     whole = data.prepare_data(DataConfig(**common), tmp_path)
     lengths = sorted(data._tokens(e) for e in whole.tasks[0])
     limit = lengths[-2]  # every pair but the long one
-    assert lengths[-1] > limit and whole.dropped == {"en-de": 0}
+    assert lengths[-1] > limit and whole.dropped == {"en-de": []}
     filtered = data.prepare_data(DataConfig(**common, max_train_tokens=limit), tmp_path)
-    assert filtered.dropped == {"en-de": 1}
+    assert filtered.dropped == {"en-de": [lengths[-1]]}
     assert len(filtered.tasks[0]) == 199 and max(data._tokens(e) for e in filtered.tasks[0]) <= limit
     assert filtered.tokenizer.model_path == whole.tokenizer.model_path
     assert len(filtered.test_sets[0].examples) == len(whole.test_sets[0].examples) == 20

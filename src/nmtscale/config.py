@@ -41,8 +41,8 @@ class DataConfig:
     temperature: float | None = None
     max_train_pairs: int | None = None
     # Training pairs whose longer side is over this many tokens are dropped (after the tokenizer is trained,
-    # so the vocabulary is the unfiltered text's), and counted (`ExperimentData.dropped`): a pair of thousands
-    # of tokens, batched alone, can take a language model's attention over the machine's memory.
+    # so the vocabulary is the unfiltered text's), their lengths kept in `ExperimentData.dropped`: a pair of
+    # thousands of tokens, batched alone, can take a language model's attention over the machine's memory.
     max_train_tokens: int | None = None
     train_files: dict[str, str | list[str]] | None = None
     test_files: dict[str, dict[str, str | list[str]]] | None = None

@@ -51,7 +51,8 @@ class ExperimentData:
     tasks: list[list[Example]]
     test_sets: list[TestSet]
     tagged: bool
-    dropped: dict[str, int] = field(default_factory=dict)  # training pairs over data.max_train_tokens
+    # per direction, the lengths (longer side, tokens) of the training pairs over data.max_train_tokens
+    dropped: dict[str, list[int]] = field(default_factory=dict)
 
 
 def split_direction(direction: str) -> tuple[str, str]:
@@ -121,13 +122,18 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     return ExperimentData(tokenizer, list(cfg.directions), tasks, test_sets, tagged, dropped)
 
 
-def _within_length(tasks: list[list[Example]], cfg: DataConfig) -> tuple[list[list[Example]], dict[str, int]]:
+def _within_length(
+    tasks: list[list[Example]], cfg: DataConfig
+) -> tuple[list[list[Example]], dict[str, list[int]]]:
     """Each direction's training examples without those longer than `data.max_train_tokens` (on their longer
-    side), and how many went per direction; a direction left with none is a ConfigurationError."""
+    side), and the lengths of those that went; a direction left with none is a ConfigurationError."""
     if cfg.max_train_tokens is None:
-        return tasks, dict.fromkeys(cfg.directions, 0)
+        return tasks, {d: [] for d in cfg.directions}
     kept = [[e for e in examples if _tokens(e) <= cfg.max_train_tokens] for examples in tasks]
-    dropped = {d: len(t) - len(k) for d, t, k in zip(cfg.directions, tasks, kept, strict=True)}
+    dropped = {
+        d: sorted(_tokens(e) for e in examples if _tokens(e) > cfg.max_train_tokens)
+        for d, examples in zip(cfg.directions, tasks, strict=True)
+    }
     emptied = [d for d, examples in zip(cfg.directions, kept, strict=True) if not examples]
     if emptied:
         raise ConfigurationError(

@@ -256,6 +256,27 @@ def _prepared_piece_shares(data: DataConfig, cache_dir: Path, lang: str) -> dict
     return piece_shares(prepare_data(data, cache_dir), lang)
 
 
+def dropped_training_pairs(plan: Sequence[PlannedModel], cache_dir: Path) -> pd.DataFrame:
+    """Per group of `plan` (runs of a group share their training text) and direction: the training pairs kept
+    under the runs' `data.max_train_tokens`, how many were dropped and the longest of those (tokens, longer
+    side; 0 when none)."""
+    rows = []
+    for group, data in {p.group: p.config.data for p in plan}.items():
+        prepared = prepare_data(data, cache_dir)
+        for direction, examples in zip(prepared.directions, prepared.tasks, strict=True):
+            lengths = prepared.dropped[direction]
+            rows.append(
+                {
+                    "group": group,
+                    "direction": direction,
+                    "pairs kept": len(examples),
+                    "dropped": len(lengths),
+                    "longest dropped": max(lengths, default=0),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def direction_kind(direction: str, trained: Sequence[str]) -> str:
     """'en-xx' or 'xx-en' for a trained direction, 'zero-shot' for one the run never trained on."""
     if direction not in trained:

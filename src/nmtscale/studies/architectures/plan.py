@@ -141,6 +141,7 @@ PARAMETER_NAMES = (
     "ml_variants",
     "transfer_helpers",
     "transfer_de_share",
+    "transfer_max_train_tokens",
     "transfer_variants",
 )
 
@@ -306,7 +307,8 @@ def multilingual_budget_plan(params: Mapping[str, Any]) -> list[PlannedModel]:
 
 def multilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
     """The many-to-many runs of ``ml_variants`` and the transfer runs: De->En at a ``transfer_de_share`` of
-    the updates beside X->En for each of ``transfer_helpers``, every variant of ``transfer_variants``."""
+    the updates beside X->En for each of ``transfer_helpers``, every variant of ``transfer_variants``, their
+    training pairs over ``transfer_max_train_tokens`` (None: none) dropped."""
     ml_base = multilingual_base(params)
     many = [
         p
@@ -325,6 +327,7 @@ def multilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], l
                 "data.temperature": None,
                 "data.weights": [share, 1 - share],
                 "data.tokenizer_directions": [f"{lang}-en" for lang in ["de", *params["transfer_helpers"]]],
+                "data.max_train_tokens": params.get("transfer_max_train_tokens"),
             },
         )
         for variant, sizes in params["transfer_variants"].items():

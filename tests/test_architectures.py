@@ -176,6 +176,11 @@ def test_scale_gates_judge_each_family_against_the_seed_noise():
     assert prefix.measured == pytest.approx(3.0) and prefix.passed is False
     stable = gates["budget stability ->8,000, en-de EncDec (relative change, largest over test sets)"]
     assert stable.measured == pytest.approx(0.2) and stable.passed is False  # 0.5 -> 0.6 nats
+    # a check of sizes 1 and 4 in a family that reaches 8: the effect over sizes 1-4 at both budgets
+    long_1_4 = pd.DataFrame(_family_rows("en-de", "EncDec", {1: 3.8, 4: 3.2}, steps=8000))
+    (partial,) = [g for g in arch.scale_gates(table, noise, long_1_4) if g.gate.startswith("budget")]
+    assert partial.measured == pytest.approx(0.5)  # 0.4 -> 0.6 nats
+    assert partial.detail.startswith("sizes 1 and 4 (the family reaches size 8, not checked)")
     assert gates["N span, en-de families (max / min, narrowest family)"].measured == pytest.approx(8.0)
     assert gates["sizes per family, en-de (fewest)"].passed
     assert gates["EncDec sizes with >= 3 seeds, en-de"].measured == 3
@@ -894,6 +899,12 @@ def test_budget_for_bleu_extrapolates_a_line_in_log_steps():
     assert row["hours_for_target"] == pytest.approx(800 * 2**8 * 0.4 / 3200)
     (reached,) = arch.budget_for_bleu(by_budget, target=3.0).to_dict("records")
     assert reached["steps_for_target"] == 3200
+    headline = arch.budget_headline(by_budget, arch.budget_for_bleu(by_budget, target=10.0))
+    assert headline["ml_longest_steps"] == "3,200" and headline["ml_budget_points"] == "2"
+    assert headline["ml_longest_bleu"] == 4.0 and headline["ml_target_hours"] == pytest.approx(
+        row["hours_for_target"]
+    )
+    assert arch.budget_headline(None, None)["ml_longest_steps"] == "none"
 
 
 def test_training_text_counts_each_run_once_per_pair():
@@ -951,3 +962,28 @@ def test_dropped_training_pairs_counts_each_groups_long_pairs_once(store):
     assert table.loc["all", "dropped"] == 0 and table.loc["all", "longest dropped"] == 0
     assert table.loc["short", "dropped"] > 0 and table.loc["short", "longest dropped"] > limit
     assert table.loc["short", "pairs kept"] + table.loc["short", "dropped"] == table.loc["all", "pairs kept"]
+
+
+def test_claims_judge_each_family_up_to_its_own_largest_size():
+    """Families reach their largest size as their runs land: a size only EncDec and PrefixLM + Deep were
+    trained at leaves every other claim at the sizes where its variants were all run."""
+    table, exponents, settings, compute, ml, transfer = synthetic_results()
+    size_4 = table[table["variant"].isin([arch.ENCDEC, arch.PREFIX_DEEP]) & (table["size"] == 3)]
+    size_4 = size_4.assign(size=4, loss=size_4["loss"] - 0.1)
+    before = {c.claim: c for c in arch.claims(table, 0.005, exponents, settings, compute, ml, transfer)}
+    table = pd.concat([table, size_4], ignore_index=True)
+    after = {c.claim: c for c in arch.claims(table, 0.005, exponents, settings, compute, ml, transfer)}
+    gap = after["The gap to EncDec narrows as models grow (Fig. 2)"]
+    assert f"{arch.PREFIX_DEEP}: +0.005 -> +0.005 (size 4)" in gap.measured
+    assert f"{arch.CAUSAL_DEEP}: +0.300 -> +0.100 (size 3)" in gap.measured
+    assert "each one's largest size" in gap.rule and gap.verdict == before[gap.claim].verdict
+    for unchanged in (
+        "CausalLM is behind EncDec",
+        "At the largest size: EncDec ~ PrefixLM, then CausalLM + TgtOnly, then CausalLM",
+        "The Deep-Wide gap almost disappears at the largest size",
+        "Dropping the source LM loss helps CausalLM at small sizes (TgtOnly ahead)",
+    ):
+        assert (after[unchanged].measured, after[unchanged].verdict) == (
+            before[unchanged].measured,
+            before[unchanged].verdict,
+        ), unchanged

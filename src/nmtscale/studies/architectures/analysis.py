@@ -372,6 +372,27 @@ def budget_for_bleu(by_budget: pd.DataFrame, target: float, column: str = "mean_
     return pd.DataFrame(rows)
 
 
+def budget_headline(by_budget: pd.DataFrame | None, for_target: pd.DataFrame | None) -> dict[str, Any]:
+    """What the chapter's summary quotes of the multilingual budget check (`bleu_by_budget` and
+    `budget_for_bleu`, or None without a check), for its largest EncDec: the longest budget (text), the number
+    of budgets, the mean BLEU there, and the hours its line in log steps needs to reach the target."""
+    if by_budget is None or for_target is None or not len(by_budget):
+        return {"ml_longest_steps": "none", "ml_budget_points": "no"} | dict.fromkeys(
+            ("ml_longest_bleu", "ml_target_hours"), math.nan
+        )
+    encdec = by_budget[by_budget["variant"] == ENCDEC]
+    size = encdec["size"].max()
+    largest = encdec[encdec["size"] == size].sort_values("steps")
+    chosen = (for_target["variant"] == ENCDEC) & (for_target["size"] == size)
+    (hours,) = for_target.loc[chosen, "hours_for_target"]
+    return {
+        "ml_longest_steps": f"{int(largest['steps'].iloc[-1]):,}",
+        "ml_budget_points": str(len(largest)),
+        "ml_longest_bleu": float(largest["mean_bleu"].iloc[-1]),
+        "ml_target_hours": float(hours),
+    }
+
+
 def table3(translations: pd.DataFrame, reference: str = "EncDec") -> pd.DataFrame:
     """The paper's Table 3 from `translation_table` rows: per variant and size, mean BLEU over En->XX,
     XX->En and zero-shot test sets, zero-shot loss and translation-language accuracy (ACC, % on target);

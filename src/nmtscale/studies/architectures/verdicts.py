@@ -251,6 +251,17 @@ def listed(values: Sequence) -> str:
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
+def lm_sizes_text(table: pd.DataFrame) -> dict[str, str]:
+    """For the chapter's summary, on the main pair of a `run_table`: the EncDec sizes every language model was
+    matched to (`lm_sizes`) and the families that reach beyond them (`lm_beyond`: '' or ' (PrefixLM + Deep
+    also at size 8)'), while their runs land."""
+    main = table[(table["group"] == table["group"].iloc[0]) & (table["variant"] != ENCDEC)]
+    sizes = main.groupby("variant")["size"].agg(lambda s: set(s.astype(int)))
+    common = set.intersection(*sizes)
+    beyond = [f"{v} also at size {listed(sorted(s - common))}" for v, s in sizes.items() if s - common]
+    return {"lm_sizes": listed(sorted(common)), "lm_beyond": f" ({'; '.join(beyond)})" if beyond else ""}
+
+
 def training_text(bilingual: Sequence[pd.DataFrame], multilingual: Sequence[pd.DataFrame]) -> str:
     """What the chapter's runs cost, for its opening summary: worker-minutes and runs per language pair of the
     `bilingual` tables (`run_table`s) and of the `multilingual` ones (`translation_table`s) together."""
@@ -317,6 +328,12 @@ class _PairRuns:
     def large(self) -> int:
         return self.sizes[-1]
 
+    def sizes_of(self, *variants: str) -> list[int]:
+        """The sizes at which every one of `variants` was run (and EncDec, which each LM is matched to):
+        families can reach different largest sizes while their runs land."""
+        run = set(self.gap_at.index)
+        return [s for s in self.sizes if all(v == ENCDEC or (v, s) in run for v in variants)]
+
 
 def _bilingual_claims(
     table: pd.DataFrame, exponents: pd.DataFrame, settings: pd.DataFrame, noise: Noise, change_noise: Noise
@@ -333,7 +350,7 @@ def _bilingual_claims(
             "CausalLM retains a clear gap against the others (Fig. 2)",
             ENCDEC,
             CAUSAL_DEEP,
-            pair.sizes,
+            pair.sizes_of(CAUSAL_DEEP),
         ),
         # causal masking alone: both without a source-side loss, so only the mask differs
         _loss_order_claim(
@@ -342,7 +359,7 @@ def _bilingual_claims(
             "full visibility of the source (PrefixLM) beats causal masking (Fig. 2)",
             PREFIX_DEEP,
             TGTONLY_DEEP,
-            pair.sizes,
+            pair.sizes_of(PREFIX_DEEP, TGTONLY_DEEP),
         ),
         _tgtonly_claim(pair),
         _deep_vs_wide_claim(pair),
@@ -379,21 +396,26 @@ def _pair_runs(table: pd.DataFrame, noise: Noise, change_noise: Noise) -> _PairR
 
 def _gap_narrows_claim(pair: _PairRuns) -> Claim:
     """Fig. 2: the LMs behind EncDec at the smallest size close the gap as they grow."""
-    small, large, gap_at, noise = pair.small, pair.large, pair.gap_at, pair.noise
+    small, gap_at, noise = pair.small, pair.gap_at, pair.noise
+    large = {v: pair.sizes_of(v)[-1] for v in pair.variants}
     behind = sorted(v for v in pair.variants if gap_at[(v, small)] > noise.nats)
-    shrink = [gap_at[(v, small)] - gap_at[(v, large)] for v in behind]
+    shrink = [gap_at[(v, small)] - gap_at[(v, large[v])] for v in behind]
+    one_largest = len(set(large.values())) == 1
     return graded(
         "The gap to EncDec narrows as models grow (Fig. 2)",
         "LMs that are poor at small scale gain more from parameters; the gap narrows at scale",
         "; ".join(
-            f"{v}: {gap_at[(v, small)]:+.3f} -> {gap_at[(v, large)]:+.3f}" for v in sorted(pair.variants)
+            f"{v}: {gap_at[(v, small)]:+.3f} -> {gap_at[(v, large[v])]:+.3f}"
+            + ("" if one_largest else f" (size {large[v]})")
+            for v in sorted(pair.variants)
         ),
         by_differences(shrink, pair.change_noise.nats)
         if behind
         else (NOT_TESTABLE, f"no LM behind EncDec by more than {noise.nats:.3f} nats at size {small}"),
         f"for the LMs behind EncDec at size {small} by more than the difference noise "
-        f"({', '.join(behind) or 'none'}): the gap at size {large} smaller by more than the change noise "
-        "(mean loss over test sets)",
+        f"({', '.join(behind) or 'none'}): the gap at "
+        + (f"size {pair.large}" if one_largest else "each one's largest size")
+        + " smaller by more than the change noise (mean loss over test sets)",
         f"differences {noise.text}; changes {pair.change_noise.text}",
     )
 
@@ -402,7 +424,7 @@ def _prefix_close_claim(pair: _PairRuns) -> Claim:
     """Fig. 2: PrefixLM never falls behind EncDec by more than the noise. An equivalence passes on low power
     too, so it is judged only where the noise lets the comparison see an architecture gap: some LM behind
     EncDec by more than the noise at some size."""
-    gap = [pair.gap_at[(PREFIX_DEEP, s)] for s in pair.sizes]
+    gap = [pair.gap_at[(PREFIX_DEEP, s)] for s in pair.sizes_of(PREFIX_DEEP)]
     largest = float(pair.gap_at.max())
     claim, paper = (
         "PrefixLM is close to EncDec",
@@ -455,26 +477,33 @@ def _deep_vs_wide_claim(pair: _PairRuns) -> Claim:
 
 def _deep_wide_gap_claim(pair: _PairRuns) -> Claim:
     """Zhang: "the difference between LM + Deep and LM + Wide almost disappears at the end"."""
-    small, large, noise, change_noise = pair.small, pair.large, pair.noise, pair.change_noise
+    small, noise, change_noise = pair.small, pair.noise, pair.change_noise
     claim = "The Deep-Wide gap almost disappears at the largest size"
     paper = "the difference between LM + Deep and LM + Wide almost disappears at the end (Sec. 5.1)"
     rule = (
-        f"for every architecture where Deep leads Wide at size {small} by more than the noise: at size "
-        f"{large} the gap within the noise, or smaller than at size {small} by more than the change noise"
+        f"for every architecture where Deep leads Wide at size {small} by more than the noise: at the "
+        f"largest size trained both ways the gap within the noise, or smaller than at size {small} by more "
+        "than the change noise"
     )
     if pair.wide_deep.empty:
         return untestable(claim, paper, "no architecture trained both ways", rule, "not run at this scale")
-    gaps = pair.wide_deep.unstack("size")
-    led = gaps[gaps[small] > noise.nats] if small in gaps and large in gaps else gaps.iloc[:0]
+    # each architecture's smallest and largest size trained both ways
+    ends = pd.DataFrame(
+        {
+            "small": pair.wide_deep.xs(small, level="size"),
+            "large": pair.wide_deep.groupby(level="arch").last(),
+            "large_size": pair.wide_deep.reset_index("size").groupby(level="arch")["size"].last(),
+        }
+    ).dropna(subset=["small"])
+    led = ends[ends["small"] > noise.nats]
     measured = "; ".join(
-        f"{ARCH_NAMES[arch_name]}: {row[small]:+.3f} -> {row[large]:+.3f}"
-        for arch_name, row in gaps.iterrows()
-        if small in row and large in row
+        f"{ARCH_NAMES[arch_name]}: {row['small']:+.3f} -> {row['large']:+.3f} (size {int(row['large_size'])})"
+        for arch_name, row in ends.iterrows()
     )
     if led.empty:
         reason = f"Deep leads Wide by more than {noise.nats:.3f} nats at size {small} in no architecture"
         return untestable(claim, paper, measured, rule, reason, noise.text)
-    closed = (led[large].abs() <= noise.nats) | (led[small] - led[large] > change_noise.nats)
+    closed = (led["large"].abs() <= noise.nats) | (led["small"] - led["large"] > change_noise.nats)
     return graded(
         claim,
         paper,
@@ -488,7 +517,7 @@ def _deep_wide_gap_claim(pair: _PairRuns) -> Claim:
 def _ordering_claim(pair: _PairRuns) -> Claim:
     """Zhang: "PrefixLM and EncDec converge to a similar quality bands followed by CausalLM + TgtOnly while
     CausalLM still retains a clear gap against the others"."""
-    large, noise = pair.large, pair.noise
+    noise = pair.noise
     claim = "At the largest size: EncDec ~ PrefixLM, then CausalLM + TgtOnly, then CausalLM"
     paper = (
         "PrefixLM and EncDec converge to similar quality bands followed by CausalLM + TgtOnly while "
@@ -496,11 +525,12 @@ def _ordering_claim(pair: _PairRuns) -> Claim:
     )
     order = [ENCDEC, PREFIX_DEEP, TGTONLY_DEEP, CAUSAL_DEEP]
     rule = (
-        f"at size {large}: |PrefixLM - EncDec| within the noise; CausalLM + TgtOnly behind both and "
-        "CausalLM behind CausalLM + TgtOnly, each by more than the noise"
+        "at the largest size all four were run: |PrefixLM - EncDec| within the noise; CausalLM + TgtOnly "
+        "behind both and CausalLM behind CausalLM + TgtOnly, each by more than the noise"
     )
     if any(v not in pair.variants | {ENCDEC} for v in order):
         return untestable(claim, paper, "not every variant was run", rule, "not run at this scale")
+    large = pair.sizes_of(*order)[-1]
     loss = {v: pair.means[(v, large)] for v in order}
     measured = f"size {large}: " + ", ".join(f"{v} {loss[v]:.3f}" for v in order)
     holds = [
@@ -523,9 +553,10 @@ def _tgtonly_claim(pair: _PairRuns) -> Claim:
     )
     if TGTONLY_DEEP not in pair.variants or CAUSAL_DEEP not in pair.variants:
         return untestable(claim, paper, "TgtOnly or CausalLM not run", rule, "not run at this scale")
-    diffs = [pair.means[(CAUSAL_DEEP, s)] - pair.means[(TGTONLY_DEEP, s)] for s in pair.sizes]
+    sizes = pair.sizes_of(CAUSAL_DEEP, TGTONLY_DEEP)
+    diffs = [pair.means[(CAUSAL_DEEP, s)] - pair.means[(TGTONLY_DEEP, s)] for s in sizes]
     measured = "loss(CausalLM) - loss(CausalLM + TgtOnly): " + ", ".join(
-        f"size {s}: {d:+.3f}" for s, d in zip(pair.sizes, diffs, strict=True)
+        f"size {s}: {d:+.3f}" for s, d in zip(sizes, diffs, strict=True)
     )
     contrary = min(diffs) < -noise.nats
     verdict = (NOT_REPRODUCED, "") if contrary else by_differences([diffs[0]], noise.nats)

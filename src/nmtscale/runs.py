@@ -339,10 +339,10 @@ def sweep(
 
 def warn_of_mixed_devices(recorded: Iterable[RunSummary], pending: int) -> None:
     """Warn when `pending` runs are to train on this machine's kind of device beside `recorded` runs of the
-    same sweep that another kind trained. A run id names a config, not a device, but the devices round
-    differently (CUDA trains under bf16 autocast whatever `train.cpu_precision` says): chapter 3's runs
-    trained again on an H100 ended 0.002-0.055 nats above their fp32 CPU-trained records, up to 11 seed
-    std (`benchmarks/device_numerics.py`), so a comparison across the two measures the device too."""
+    same sweep that another kind trained. A run id names a config, not a device, but the two do not train the
+    same run: chapter 3's runs trained again on an H100 ended 0.002-0.055 nats above their fp32 CPU-trained
+    records, up to 11 seed std (`benchmarks/device_numerics.py`), so a comparison across the two measures the
+    device too."""
     device = pick_device().type
     others = sorted({summary.device for summary in recorded} - {device})
     if pending and others:

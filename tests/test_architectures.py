@@ -60,12 +60,17 @@ def test_plan_needs_an_encdec_base_and_positive_sizes():
         arch.architecture_plan(lm, [1], ["encdec"])
 
 
-def _smoke_params(**changes) -> dict:
-    params = book.load_parameters("03_lm_vs_encdec", "smoke", root=record.REPOSITORY)
+def _chapter_params(scale: str, **changes) -> dict:
+    """Chapter 3's parameters at `scale` as the chapter passes them to the study, chapter 1's nested."""
+    params = book.load_parameters("03_lm_vs_encdec", scale, root=record.REPOSITORY)
     chapter1 = book.load_parameters(
-        "01_bivariate_laws", "smoke", params["chapter1_overrides"], record.REPOSITORY
+        "01_bivariate_laws", scale, params["chapter1_overrides"], record.REPOSITORY
     )
     return {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES} | {"chapter1": chapter1} | changes
+
+
+def _smoke_params(**changes) -> dict:
+    return _chapter_params("smoke", **changes)
 
 
 def test_chapter_plans_build_every_run_from_the_chapter_parameters():
@@ -930,11 +935,7 @@ def test_the_cpu_plan_names_the_runs_the_results_store_records():
     """Chapter 3 takes its training recipe from chapter 1's parameters: every run its cpu parameters plan
     (bilingual, seed repeats, budget checks, multilingual, transfer) must be a committed record, or
     re-executing the chapter would train it."""
-    params = book.load_parameters("03_lm_vs_encdec", "cpu", root=record.REPOSITORY)
-    params["chapter1"] = book.load_parameters(
-        "01_bivariate_laws", "cpu", params["chapter1_overrides"], record.REPOSITORY
-    )
-    params = {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES}
+    params = _chapter_params("cpu")
     plans = [*arch.bilingual_plans(params), arch.budget_check_plan(params), *arch.multilingual_plans(params)]
     plans.append(arch.multilingual_budget_plan(params))
     missing = [

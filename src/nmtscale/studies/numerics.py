@@ -8,9 +8,9 @@ several seeds, ends at final losses whose path means differ by no more than one 
 every test set. `plan` lays the runs out from chapter 1's parameters, `final_losses` and `compare` read and
 judge them; `benchmarks/training_numerics.py` trains them.
 
-The same question between devices (issue 43): a run id names a config, not the machine that trained it, and
-CUDA trains under bf16 autocast where the CPU path multiplies bf16 in its linear layers only. `paired` sets
-the runs of one config trained on two devices side by side (`benchmarks/device_numerics.py`).
+The same question between devices (issue 43): a run id names a config, not the machine that trained it, yet
+the devices need not train the same run. `paired` sets the runs of one config trained on two devices side by
+side (`benchmarks/device_numerics.py`).
 """
 
 from __future__ import annotations

@@ -28,11 +28,8 @@ RECORDS = record.REPOSITORY / "benchmarks" / "device_records"
 
 
 def chapter3_params() -> dict:
-    params = book.load_parameters("03_lm_vs_encdec", "cpu", root=record.REPOSITORY)
-    params["chapter1"] = book.load_parameters(
-        "01_bivariate_laws", "cpu", params["chapter1_overrides"], record.REPOSITORY
-    )
-    return {k: v for k, v in params.items() if k in (*arch.PARAMETER_NAMES, "runs_dir", "results_dir")}
+    names = (*arch.PARAMETER_NAMES, "runs_dir", "results_dir")
+    return book.study_parameters("03_lm_vs_encdec", "cpu", names, root=record.REPOSITORY)
 
 
 def chosen_configs(params: dict) -> tuple[list, list]:

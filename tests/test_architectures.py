@@ -62,11 +62,8 @@ def test_plan_needs_an_encdec_base_and_positive_sizes():
 
 def _chapter_params(scale: str, **changes) -> dict:
     """Chapter 3's parameters at `scale` as the chapter passes them to the study, chapter 1's nested."""
-    params = book.load_parameters("03_lm_vs_encdec", scale, root=record.REPOSITORY)
-    chapter1 = book.load_parameters(
-        "01_bivariate_laws", scale, params["chapter1_overrides"], record.REPOSITORY
-    )
-    return {k: v for k, v in params.items() if k in arch.PARAMETER_NAMES} | {"chapter1": chapter1} | changes
+    params = book.study_parameters("03_lm_vs_encdec", scale, arch.PARAMETER_NAMES, root=record.REPOSITORY)
+    return params | changes
 
 
 def _smoke_params(**changes) -> dict:

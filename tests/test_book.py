@@ -131,6 +131,18 @@ def test_bad_override_scale_or_chapter_is_named(tiny_book):
         book.load_parameters("huge", "smoke", root=tiny_book)
 
 
+def test_study_parameters_nest_chapter_1_with_the_chapters_overrides():
+    params = book.study_parameters(
+        "03_lm_vs_encdec", "smoke", ("pairs", "seed"), {"chapter1_overrides": {"steps": 7}}, ROOT
+    )
+    assert set(params) == {"pairs", "seed", "chapter1"}
+    assert params["chapter1"]["steps"] == 7
+    assert params["chapter1"]["scale"] == "smoke"
+    assert "chapter1" not in book.study_parameters("01_bivariate_laws", "smoke", ("steps",), root=ROOT)
+    with pytest.raises(ConfigurationError, match=r"-p stepz: not a parameter of book/01_bivariate_laws.py"):
+        book.study_parameters("03_lm_vs_encdec", "smoke", (), {"chapter1_overrides": {"stepz": 7}}, ROOT)
+
+
 def test_cli_rejects_a_misspelt_parameter_before_running_anything(capsys):
     from nmtscale.cli import main
 

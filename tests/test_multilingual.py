@@ -378,11 +378,9 @@ def test_verdict_numbers_are_read_from_the_chapter_tables():
 def test_the_cpu_plan_names_the_runs_the_results_store_records():
     """Chapter 4 takes its training recipe from chapter 1's parameters: building its configs that way must
     give the ids of the runs it was recorded with, or re-executing it would train them all again."""
-    params = book.load_parameters("04_multilingual_laws", "cpu", root=record.REPOSITORY)
-    chapter1 = book.load_parameters(
-        "01_bivariate_laws", "cpu", params["chapter1_overrides"], record.REPOSITORY
+    params = book.study_parameters(
+        "04_multilingual_laws", "cpu", multilingual.PARAMETER_NAMES, root=record.REPOSITORY
     )
-    params = {k: v for k, v in params.items() if k in multilingual.PARAMETER_NAMES} | {"chapter1": chapter1}
     missing = [
         r.size
         for r in multilingual.chapter_plan(params)

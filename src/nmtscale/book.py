@@ -202,6 +202,21 @@ def load_parameters(chapter: str, scale: str, overrides: dict | None = None, roo
     return {**params, **(overrides or {})}
 
 
+def study_parameters(
+    chapter: str, scale: str, names: Sequence[str], overrides: dict | None = None, root: Path = Path(".")
+) -> dict:
+    """A chapter's parameters at `scale` (`load_parameters`) as its study package's plan functions take them,
+    for code outside the notebook (scripts, benchmarks, tests): the keys in `names` (the package's
+    ``PARAMETER_NAMES``), and, for a chapter that takes chapter 1's recipe (a ``chapter1_overrides``
+    parameter), chapter 1's parameters at the same scale, changed by those overrides, under ``"chapter1"``,
+    as the notebook nests them."""
+    params = load_parameters(chapter, scale, overrides, root)
+    study = {key: value for key, value in params.items() if key in names}
+    if "chapter1_overrides" in params:
+        study["chapter1"] = load_parameters(CHAPTERS[0], scale, params["chapter1_overrides"], root)
+    return study
+
+
 def _same_kind(value, reference) -> bool:
     """Whether a -p value can stand where the params file has `reference`: the same YAML kind (an integer
     may stand for a number; null in the file, or a null value, accepts anything)."""

@@ -860,6 +860,28 @@ def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
     assert arch.glue_name("CausalLM + TgtOnly + Deep") == "causallm_tgtonly_deep"
 
 
+def test_lm_sizes_text_names_the_common_sizes_the_families_beyond_them_and_those_spanning_the_gates():
+    rows = (
+        _family_rows("en-de", "EncDec", {1: 3.5, 2: 3.4, 4: 3.3, 8: 3.2})
+        + _family_rows("en-de", "PrefixLM + Deep", {1: 3.6, 2: 3.5, 4: 3.4, 8: 3.3})
+        + _family_rows("en-de", "CausalLM + Deep", {1: 3.8, 2: 3.7, 4: 3.6})
+        + _family_rows("en-fr", "CausalLM + Deep", {1: 3.8, 2: 3.7, 4: 3.6, 8: 3.5})
+    )
+    text = arch.lm_sizes_text(pd.DataFrame(rows))
+    assert text == {
+        "lm_sizes": "1, 2 and 4",
+        "lm_beyond": " (PrefixLM + Deep also at size 8)",
+        "spanning": "EncDec and PrefixLM + Deep have 4 sizes or more over 8x or more in N",
+    }
+    every = pd.DataFrame(rows[:8])
+    assert arch.lm_sizes_text(every)["lm_beyond"] == ""
+    assert arch.lm_sizes_text(every)["spanning"].startswith("every family has 4 sizes")
+    assert arch.lm_sizes_text(every, min_sizes=5)["spanning"].startswith("no family has 5 sizes")
+    one = arch.lm_sizes_text(pd.DataFrame(rows[:8] + rows[8:11]))["spanning"]
+    assert one.startswith("EncDec and PrefixLM + Deep have")
+    assert arch.lm_sizes_text(pd.DataFrame(rows[:4] + rows[8:11]))["spanning"].startswith("EncDec has")
+
+
 def test_multilingual_budget_check_trains_the_listed_models_for_each_budget():
     params = _smoke_params()
     steps = [2 * params["ml_steps"], 4 * params["ml_steps"]]

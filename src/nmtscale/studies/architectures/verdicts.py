@@ -251,15 +251,30 @@ def listed(values: Sequence) -> str:
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
-def lm_sizes_text(table: pd.DataFrame) -> dict[str, str]:
+def lm_sizes_text(table: pd.DataFrame, min_span: float = 8.0, min_sizes: int = 4) -> dict[str, str]:
     """For the chapter's summary, on the main pair of a `run_table`: the EncDec sizes every language model was
-    matched to (`lm_sizes`) and the families that reach beyond them (`lm_beyond`: '' or ' (PrefixLM + Deep
-    also at size 8)'), while their runs land."""
-    main = table[(table["group"] == table["group"].iloc[0]) & (table["variant"] != ENCDEC)]
-    sizes = main.groupby("variant")["size"].agg(lambda s: set(s.astype(int)))
+    matched to (`lm_sizes`), the families that reach beyond them (`lm_beyond`: '' or ' (PrefixLM + Deep also
+    at size 8)'), while their runs land, and which families meet the gates' range of sizes (`spanning`: 'every
+    family has', 'EncDec and PrefixLM + Deep have' or 'no family has', followed by '4 sizes or more over 8x
+    or more in N'; `scale_gates`' defaults)."""
+    main = table[table["group"] == table["group"].iloc[0]]
+    lms = main[main["variant"] != ENCDEC]
+    sizes = lms.groupby("variant")["size"].agg(lambda s: set(s.astype(int)))
     common = set.intersection(*sizes)
     beyond = [f"{v} also at size {listed(sorted(s - common))}" for v, s in sizes.items() if s - common]
-    return {"lm_sizes": listed(sorted(common)), "lm_beyond": f" ({'; '.join(beyond)})" if beyond else ""}
+    families = main.groupby("variant", sort=False)["N"].agg(["min", "max", "nunique"])
+    wide = families[(families["max"] / families["min"] >= min_span) & (families["nunique"] >= min_sizes)]
+    if len(wide) == len(families):
+        who = "every family has"
+    elif len(wide):
+        who = f"{listed(list(wide.index))} {'has' if len(wide) == 1 else 'have'}"
+    else:
+        who = "no family has"
+    return {
+        "lm_sizes": listed(sorted(common)),
+        "lm_beyond": f" ({'; '.join(beyond)})" if beyond else "",
+        "spanning": f"{who} {min_sizes} sizes or more over {min_span:g}x or more in N",
+    }
 
 
 def training_text(bilingual: Sequence[pd.DataFrame], multilingual: Sequence[pd.DataFrame]) -> str:

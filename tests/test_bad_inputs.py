@@ -41,6 +41,11 @@ from nmtscale.errors import ConfigurationError, DataError, SweepError
         ("train:\n  weight_decay: .nan\n", r"train.weight_decay must be a finite number"),
         ("train:\n  clip_norm: .nan\n", r"train.clip_norm must be a finite number or null"),
         ("train:\n  logit_cap: .nan\n", r"train.logit_cap must be a finite number or null"),
+        ("train:\n  cooldown_fraction: 0\n", r"train.cooldown_fraction must be in \(0, 1\], not 0"),
+        (
+            "train:\n  schedule: constant_cooldown\n  steps: 100\n  warmup_steps: 90\n",
+            r"train.warmup_steps=90 runs past the cool-down's start at update 80",
+        ),
         ("model:\n  d_model: 32\nmodel:\n  d_model: 64\n", r"key 'model' given twice \(first on line 1\)"),
         ("train:\n  steps: 10\n  lr: 0.1\n  steps: 20\n", r"key 'steps' given twice \(first on line 2\)"),
     ],

@@ -169,6 +169,22 @@ def test_train_sweep_and_translate_commands(store, capsys):
         runs.translate_texts(runs.run_dir(runs.load_config(config)), ["the cat"])
 
 
+def test_cooldown_runs_that_differ_in_budget_share_one_trunk(store):
+    def cooldown(**train):
+        return from_dict(user_run(store, optimizer="adamw", schedule="constant_cooldown", **train))
+
+    short, long = cooldown(steps=20), cooldown(steps=40, checkpoint_interval=10, cooldown_fraction=0.1)
+    assert runs.trunk_key(short) == runs.trunk_key(long) is not None
+    assert runs.trunk_key(cooldown(steps=40, lr=0.02)) != runs.trunk_key(long)
+    assert runs.trunk_key(cooldown(average_last=2)) is None
+    assert runs.trunk_key(from_dict(user_run(store, schedule="cosine"))) is None
+    first, second = runs.sweep([short, long])
+    assert first.branched_from is None
+    assert second.branched_from == {"run_id": first.run_id, "step": 16}
+    trunk = store / "runs" / runs.TRUNKS / runs.trunk_key(short)
+    assert sorted(p.name for p in trunk.iterdir()) == ["step-16.pt", "step-36.pt"]
+
+
 def test_an_unknown_engine_is_a_clear_error(store):
     with pytest.raises(ConfigurationError, match="engine must be one of \\['local', 'ray'\\], not 'rya'"):
         runs.sweep([from_dict(user_run(store))], engine="rya")

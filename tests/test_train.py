@@ -37,6 +37,49 @@ def test_cosine_schedule_warms_up_then_reaches_zero_at_the_last_update():
     assert trainer.lr_multiplier(13, 4, "cosine", 12) == pytest.approx(0.0)  # past the end: stays at zero
 
 
+def test_constant_cooldown_schedule_holds_the_peak_then_cools_down_as_one_minus_sqrt():
+    # 20 updates, the last 25% (5) cooling down: the peak through update 15, zero at 20
+    assert trainer.lr_multiplier(2, 4, "constant_cooldown", 20, 0.25) == 0.5
+    assert trainer.lr_multiplier(15, 4, "constant_cooldown", 20, 0.25) == 1.0
+    assert trainer.lr_multiplier(16, 4, "constant_cooldown", 20, 0.25) == pytest.approx(1 - 0.2**0.5)
+    assert trainer.lr_multiplier(20, 4, "constant_cooldown", 20, 0.25) == pytest.approx(0.0)
+    assert trainer.lr_multiplier(21, 4, "constant_cooldown", 20, 0.25) == pytest.approx(0.0)
+
+
+def _cooldown_config(steps, eval_interval):
+    return tiny_config(
+        train={"optimizer": "adamw", "schedule": "constant_cooldown", "steps": steps},
+        eval={"interval": eval_interval},
+    )
+
+
+def test_a_cooldown_run_starts_from_the_trunk_a_shorter_budget_saved(tmp_path, toy_data):
+    """A 40-update run that finds the snapshot a 20-update run saved where its cool-down began (update 16)
+    goes on from there, and ends where the same run trained from step 0 ends, though the two budgets
+    evaluate on other grids."""
+    trunk = tmp_path / "trunk"
+    short = trainer.train(_cooldown_config(20, 5), tmp_path / "short", toy_data, trunk=trunk)
+    assert sorted(p.name for p in trunk.iterdir()) == ["step-16.pt"]
+    assert short.branched_from is None
+    long_cfg = _cooldown_config(40, 10)
+    branched = trainer.train(long_cfg, tmp_path / "branched", toy_data, trunk=trunk)
+    scratch = trainer.train(long_cfg, tmp_path / "scratch", toy_data)
+    assert branched.branched_from == {"run_id": "short", "step": 16}
+    assert scratch.branched_from is None
+    for key, loss in scratch.final_loss.items():
+        assert branched.final_loss[key] == pytest.approx(loss, rel=1e-5)
+    at = {p["step"]: p["test_loss"] for p in branched.curves}
+    assert sorted(at) == [5, 10, 15, 20, 30, 40], "the trunk's evaluations, then its own"
+    for point in scratch.curves:
+        for key, loss in point["test_loss"].items():
+            assert at[point["step"]][key] == pytest.approx(loss, rel=1e-5)
+    log = trainer.read_metrics(tmp_path / "branched" / trainer.METRICS_LOG)
+    assert [r["step"] for r in log if r["event"] == "train"] == list(range(1, 41)), "each update once"
+    branched_events = [r for r in log if r["event"] == "branched"]
+    assert branched_events == [{"event": "branched", "run_id": "short", "step": 16}]
+    assert sorted(p.name for p in trunk.iterdir()) == ["step-16.pt", "step-32.pt"]
+
+
 def test_a_cosine_run_anneals_to_zero_and_resumes_bit_identical(tmp_path, toy_data, monkeypatch):
     cfg = tiny_config(train={"optimizer": "adamw", "schedule": "cosine"})
     whole, resumed = train_whole_and_resumed(cfg, toy_data, tmp_path, monkeypatch)

@@ -158,6 +158,12 @@ class DataConfig:
             raise ConfigurationError(f"{source}: data.test_sets is empty and there are no data.test_files")
 
 
+def cooldown_start(steps: int, cooldown_fraction: float) -> int:
+    """The update after which a "constant_cooldown" schedule leaves the peak rate: the last
+    `cooldown_fraction` of `steps` cool down."""
+    return steps - round(cooldown_fraction * steps)
+
+
 @dataclass
 class TrainConfig:
     """How the model is optimised (see `nmtscale.train`)."""
@@ -169,8 +175,13 @@ class TrainConfig:
     lr: float = 0.03  # suits Adafactor, whose step is relative to each parameter's scale; AdamW wants ~1e-3
     warmup_steps: int = 100
     # After the warm-up: "inverse_sqrt" decays as 1/sqrt(update) and never anneals; "cosine" decays to zero at
-    # `steps`, so the final loss is that of an annealed model rather than of a curve still falling.
-    schedule: Literal["inverse_sqrt", "cosine"] = "inverse_sqrt"
+    # `steps`, so the final loss is that of an annealed model rather than of a curve still falling;
+    # "constant_cooldown" holds the peak rate, then cools down to zero over the last `cooldown_fraction` of
+    # `steps` as 1 - sqrt(progress) (Hägele et al. 2024). Runs of this schedule that differ only in `steps`
+    # share their constant stretch: a run starts from the snapshot another one saved where it began its
+    # cool-down (`runs.trunk_key`), so each budget costs its cool-down, not a run from scratch.
+    schedule: Literal["inverse_sqrt", "cosine", "constant_cooldown"] = "inverse_sqrt"
+    cooldown_fraction: float = 0.2
     adam_betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
     # The next three keys (and the model's dropout masks) choose how a step runs; their defaults are the fast
     # CPU path (issue 37: about 1.2x at d_model 64 and 1.7x at 128 on one core of an avx512_bf16 CPU,
@@ -219,6 +230,17 @@ class TrainConfig:
             raise ConfigurationError(f"{source}: train.weight_decay must be >= 0, not {self.weight_decay}")
         if self.warmup_steps < 0:
             raise ConfigurationError(f"{source}: train.warmup_steps must be >= 0, not {self.warmup_steps}")
+        if not 0 < self.cooldown_fraction <= 1:
+            raise ConfigurationError(
+                f"{source}: train.cooldown_fraction must be in (0, 1], not {self.cooldown_fraction}"
+            )
+        start = cooldown_start(self.steps, self.cooldown_fraction)
+        if self.schedule == "constant_cooldown" and self.warmup_steps > start:
+            raise ConfigurationError(
+                f"{source}: train.warmup_steps={self.warmup_steps} runs past the cool-down's start at update "
+                f"{start} (train.steps={self.steps}, train.cooldown_fraction={self.cooldown_fraction}); "
+                "shorten the warm-up or the cool-down"
+            )
         if len(self.adam_betas) != 2 or not all(0 <= b < 1 for b in self.adam_betas):
             raise ConfigurationError(
                 f"{source}: train.adam_betas must be two numbers in [0, 1), not {self.adam_betas}"
@@ -331,6 +353,7 @@ LEGACY_NUMERICS: dict[str, str] = {
 KEYS_ADDED_LATER: dict[str, Any] = {
     "train.schedule": "inverse_sqrt",
     "data.max_train_tokens": None,
+    "train.cooldown_fraction": 0.2,
     **{key: value for key, value in LEGACY_NUMERICS.items() if key != "model.dropout_mask"},
 }
 

@@ -73,6 +73,9 @@ class RunSummary:
     test_set_sizes: dict[str, int] = field(default_factory=dict)  # sentences per test set
     # median training throughput (target tokens/s) after the first 10% of the updates; None before any update
     tokens_per_s: float | None = None
+    # {"run_id", "step"}: the run whose trunk snapshot this "constant_cooldown" run started from (its curves
+    # and wall time up to that step are that run's); None for a run trained from step 0
+    branched_from: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:

@@ -20,6 +20,7 @@ scratch folder, `<repository>/retrain/{runs,results}`: every run is trained agai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fcntl
 import hashlib
 import itertools
@@ -44,6 +45,7 @@ from nmtscale import cluster, pool, record
 from nmtscale.config import (
     KEYS_ADDED_LATER,
     DataConfig,
+    EvalConfig,
     RunConfig,
     from_dict,
     from_stored,
@@ -128,6 +130,27 @@ def user_data_files(cfg: DataConfig) -> list[tuple[str, Path]]:
     for direction, sets in sorted((cfg.test_files or {}).items()):
         entries += [(f"data.test_files.{direction}.{name}", paths) for name, paths in sorted(sets.items())]
     return [(key, Path(p)) for key, paths in entries for p in ([paths] if isinstance(paths, str) else paths)]
+
+
+# The folder of a run store holding the trunk snapshots of "constant_cooldown" runs, one folder per trunk_key.
+TRUNKS = "_trunks"
+
+
+def trunk_key(cfg: RunConfig) -> str | None:
+    """For a "constant_cooldown" run: the id of its trunk, the runs that differ from it only in their budget
+    (`train.steps`, `train.cooldown_fraction`), in when they checkpoint or in how they are evaluated (the
+    `eval` section), and so follow the same path until their cool-downs begin. None for other schedules, and
+    for runs averaging checkpoints (`train.average_last`), whose averages would reach into the trunk.
+
+    A run starts from the snapshots saved when it starts: runs of one trunk trained side by side each go
+    their own way from the latest one there is. Trained one after another, shortest budget first (one
+    worker, or one sweep per budget), each pays only for its stretch past the previous one and its cool-down.
+    """
+    train = cfg.train
+    if train.schedule != "constant_cooldown" or train.average_last:
+        return None
+    shared = dataclasses.replace(train, steps=1, cooldown_fraction=1.0, checkpoint_interval=1)
+    return config_hash(dataclasses.replace(cfg, train=shared, eval=EvalConfig()))
 
 
 def run_dir(cfg: RunConfig, root: str | Path | None = None) -> Path:
@@ -223,7 +246,9 @@ def _trained(cfg: RunConfig, directory: Path, threads: int | None, progress: boo
                 shutil.rmtree(directory)  # nothing trained yet: leave no empty run behind
             raise
         shutil.copyfile(data.tokenizer.model_path, directory / TOKENIZER)
-        summary = train(cfg, directory, data, progress)
+        key = trunk_key(cfg)
+        trunk = None if key is None else directory.parent / TRUNKS / key
+        summary = train(cfg, directory, data, progress, trunk)
         atomic_write_text(directory / SUMMARY, summary.to_json())
         if summary.finished:
             (directory / CHECKPOINT).unlink(missing_ok=True)

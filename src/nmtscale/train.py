@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from tqdm import tqdm  # the text bar: tqdm.auto warns in notebooks without ipywidgets
 
-from nmtscale.config import RunConfig, TrainConfig, to_dict
+from nmtscale.config import RunConfig, TrainConfig, cooldown_start, to_dict
 from nmtscale.engine.batching import Batch, BatchStream
 from nmtscale.engine.data import ExperimentData, TestSet
 from nmtscale.engine.flops import training_flops_per_target_token
@@ -54,15 +54,24 @@ def test_set_key(test_set: TestSet) -> str:
 
 
 def lr_multiplier(
-    update: int, warmup_steps: int, schedule: str = "inverse_sqrt", total_steps: int = 0
+    update: int,
+    warmup_steps: int,
+    schedule: str = "inverse_sqrt",
+    total_steps: int = 0,
+    cooldown_fraction: float = 0.2,
 ) -> float:
-    """Linear warm-up to 1 over `warmup_steps` updates, then `schedule`: "inverse_sqrt" decay from there, or
-    "cosine" decay that reaches zero at update `total_steps`."""
+    """Linear warm-up to 1 over `warmup_steps` updates, then `schedule`: "inverse_sqrt" decay from there,
+    "cosine" decay that reaches zero at update `total_steps`, or "constant_cooldown": 1 until the last
+    `cooldown_fraction` of `total_steps`, then 1 - sqrt(progress) down to zero at `total_steps`."""
     if update <= warmup_steps:
         return update / warmup_steps
     if schedule == "cosine":
         progress = min((update - warmup_steps) / max(total_steps - warmup_steps, 1), 1.0)
         return 0.5 * (1.0 + math.cos(math.pi * progress))
+    if schedule == "constant_cooldown":
+        start = cooldown_start(total_steps, cooldown_fraction)
+        progress = min(max(update - start, 0) / max(total_steps - start, 1), 1.0)
+        return 1.0 - math.sqrt(progress)
     return math.sqrt(max(warmup_steps, 1) / update)
 
 
@@ -139,11 +148,20 @@ class TrainingState:
     snapshots: list[dict[str, torch.Tensor]] = field(default_factory=list)
     objective_sum: float = 0.0
     objective_steps: int = 0
+    # {"run_id", "step"}: the run whose trunk snapshot this one started from (a "constant_cooldown" run)
+    branched_from: dict[str, Any] | None = None
 
 
 class Trainer:
     """Trains one run in `run_dir`, resuming from its checkpoint when there is one, on `device` (default: CUDA
-    when present). The device is not part of the run's identity: the same config names the same run."""
+    when present). The device is not part of the run's identity: the same config names the same run.
+
+    `trunk`, for a "constant_cooldown" run: the folder its trunk snapshots go to, shared by the runs that
+    differ from it only in their budget (`runs.trunk_key`). Where its cool-down begins the run saves its state
+    there (`step-<update>.pt`), and a run starting afresh begins from the latest snapshot before its own
+    cool-down instead of from step 0: the state a checkpoint holds, so the same run as one trained from
+    scratch.
+    """
 
     def __init__(
         self,
@@ -152,8 +170,11 @@ class Trainer:
         data: ExperimentData,
         progress: bool | None = None,
         device: torch.device | str | None = None,
+        trunk: Path | None = None,
     ):
         self.cfg = cfg
+        self.trunk = trunk if cfg.train.schedule == "constant_cooldown" else None
+        self.trunk_step = cooldown_start(cfg.train.steps, cfg.train.cooldown_fraction)
         self.run_dir = run_dir
         self.data = data
         self.progress = progress
@@ -177,7 +198,9 @@ class Trainer:
         # LambdaLR calls its function with the number of updates done; the factor applies to the next update.
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
-            lambda done: lr_multiplier(done + 1, train.warmup_steps, train.schedule, train.steps),
+            lambda done: lr_multiplier(
+                done + 1, train.warmup_steps, train.schedule, train.steps, train.cooldown_fraction
+            ),
         )
         self.stream = BatchStream(
             data.tasks,
@@ -195,6 +218,7 @@ class Trainer:
             self.resume(checkpoint)
         else:
             self.log.keep_until(0)
+            self.branch_from_trunk()
         cfg = self.cfg.train
         self.model.train()
         batches = iter(self.stream)
@@ -253,6 +277,8 @@ class Trainer:
             if self.state.step % cfg.checkpoint_interval == 0 or self.state.step == cfg.steps:
                 self.take_snapshot()
                 self.save_checkpoint(checkpoint)
+            if self.trunk is not None and self.state.step == self.trunk_step:
+                self.save_trunk_snapshot()
         bar.close()
         return self.finish()
 
@@ -403,13 +429,15 @@ class Trainer:
             device=str(self.device),
             translation=translation,
             test_set_sizes={test_set_key(t): len(t.examples) for t in self.data.test_sets},
+            branched_from=self.state.branched_from,
             tokens_per_s=median_tokens_per_second(
                 read_metrics(self.log.path) if self.log.path.exists() else []
             ),
         )
 
-    def save_checkpoint(self, path: Path) -> None:
-        checkpoint = {
+    def checkpoint(self) -> dict[str, Any]:
+        """Everything the loop needs to go on from here exactly as it would have."""
+        return {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -417,13 +445,48 @@ class Trainer:
             "rng": rng_state(),
             "state": vars(self.state),
         }
-        atomic_write(path, functools.partial(torch.save, checkpoint))
+
+    def save_checkpoint(self, path: Path) -> None:
+        atomic_write(path, functools.partial(torch.save, self.checkpoint()))
+
+    def save_trunk_snapshot(self) -> None:
+        """The run's state where its cool-down begins, with its log so far, for the runs that share its
+        constant stretch (`branch_from_trunk`)."""
+        self.trunk.mkdir(parents=True, exist_ok=True)
+        path = self.trunk / f"step-{self.state.step}.pt"
+        if path.exists():
+            return
+        snapshot = self.checkpoint() | {"run_id": self.run_dir.name, "log": self.log.path.read_text()}
+        atomic_write(path, functools.partial(torch.save, snapshot))
+
+    def branch_from_trunk(self) -> None:
+        """Start from the latest trunk snapshot saved before this run's cool-down begins, if any: its state
+        and its log up to there, and an event naming the run that saved it."""
+        if self.trunk is None or not self.trunk.is_dir():
+            return
+        steps = [int(p.stem.removeprefix("step-")) for p in self.trunk.glob("step-*.pt")]
+        usable = [s for s in steps if 0 < s <= self.trunk_step]
+        if not usable:
+            return
+        path = self.trunk / f"step-{max(usable)}.pt"
+        snapshot = load_weights(path, self.device)
+        self.load_checkpoint(snapshot)
+        # the optimiser holds the rate the saving run's schedule set for its next update, which may already
+        # be cooling down: set this run's
+        for group, base, factor in zip(
+            self.optimizer.param_groups, self.scheduler.base_lrs, self.scheduler.lr_lambdas, strict=True
+        ):
+            group["lr"] = base * factor(self.state.step)
+        self.state.branched_from = {"run_id": snapshot["run_id"], "step": self.state.step}
+        atomic_write(self.log.path, lambda tmp: tmp.write_text(snapshot["log"]))
+        self.log.keep_until(self.state.step)
+        self.log.write(event="branched", **self.state.branched_from)
 
     def resume(self, path: Path) -> None:
         """Continue from the checkpoint at `path`. One that cannot be read (truncated, empty, not a
         checkpoint of this run) is moved aside, and the run starts again from step 0, saying so."""
         try:
-            self.load_checkpoint(path)
+            self.load_checkpoint(load_weights(path, self.device))
         except Exception as err:  # torch.load and load_state_dict raise many kinds
             aside = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
             os.replace(path, aside)
@@ -439,8 +502,8 @@ class Trainer:
         self.log.keep_until(self.state.step)
         self.log.write(event="resume", step=self.state.step)
 
-    def load_checkpoint(self, path: Path) -> None:
-        checkpoint = load_weights(path, self.device)
+    def load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Restore the state of a `checkpoint` (as read by `load_weights`)."""
         self.model.load_state_dict(checkpoint["model"])
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         self.scheduler.load_state_dict(checkpoint["scheduler"])
@@ -453,10 +516,17 @@ class Trainer:
         return None if self.progress is None else not self.progress
 
 
-def train(cfg: RunConfig, run_dir: Path, data: ExperimentData, progress: bool | None = None) -> RunSummary:
-    """Train (or resume) the run described by `cfg` in `run_dir` and return its summary."""
+def train(
+    cfg: RunConfig,
+    run_dir: Path,
+    data: ExperimentData,
+    progress: bool | None = None,
+    trunk: Path | None = None,
+) -> RunSummary:
+    """Train (or resume) the run described by `cfg` in `run_dir` and return its summary (`Trainer`, whose
+    `trunk` this is)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    return Trainer(cfg, run_dir, data, progress).run()
+    return Trainer(cfg, run_dir, data, progress, trunk=trunk).run()
 
 
 # What a checkpoint holds besides tensors and plain Python values: NumPy's random state (an array). torch.load

@@ -178,7 +178,12 @@ def test_cooldown_runs_that_differ_in_budget_share_one_trunk(store):
     assert runs.trunk_key(cooldown(steps=40, lr=0.02)) != runs.trunk_key(long)
     assert runs.trunk_key(cooldown(average_last=2)) is None
     assert runs.trunk_key(from_dict(user_run(store, schedule="cosine"))) is None
-    first, second = runs.sweep([short, long])
+    other = from_dict(user_run(store, seed=1))
+    ids = [runs.config_hash(cfg) for cfg in (long, other, short)]
+    chains = runs.trunk_chains(dict(zip(ids, (long, other, short), strict=True)))
+    assert chains == [[ids[2], ids[0]], [ids[1]]], "one chain per trunk, shortest budget first"
+    # two workers: the longer budget still waits for the shorter one's snapshot
+    second, _, first = runs.sweep([long, other, short], workers=2)
     assert first.branched_from is None
     assert second.branched_from == {"run_id": first.run_id, "step": 16}
     trunk = store / "runs" / runs.TRUNKS / runs.trunk_key(short)

@@ -31,7 +31,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -142,9 +142,9 @@ def trunk_key(cfg: RunConfig) -> str | None:
     `eval` section), and so follow the same path until their cool-downs begin. None for other schedules, and
     for runs averaging checkpoints (`train.average_last`), whose averages would reach into the trunk.
 
-    A run starts from the snapshots saved when it starts: runs of one trunk trained side by side each go
-    their own way from the latest one there is. Trained one after another, shortest budget first (one
-    worker, or one sweep per budget), each pays only for its stretch past the previous one and its cool-down.
+    A run starts from the snapshots saved when it starts. A local sweep trains the runs of one trunk one after
+    another, shortest budget first (`trunk_chains`), so each pays only for its stretch past the previous one
+    and its cool-down; on Ray they train side by side, each from the latest snapshot there is then.
     """
     train = cfg.train
     if train.schedule != "constant_cooldown" or train.average_last:
@@ -379,6 +379,33 @@ def warn_of_mixed_devices(recorded: Iterable[RunSummary], pending: int) -> None:
         )
 
 
+def trunk_chains(configs: dict[str, RunConfig]) -> list[list[str]]:
+    """The run ids of `configs` (keyed by run id) in the order they are to be trained: each run alone, in
+    input order, but the runs of one trunk (`trunk_key`) as one chain, shortest budget first, so that each
+    starts from the snapshot the one before it saved."""
+    chains: dict[str, list[str]] = {}
+    for key, cfg in configs.items():
+        chains.setdefault(trunk_key(cfg) or key, []).append(key)
+    return [sorted(chain, key=lambda key: configs[key].train.steps) for chain in chains.values()]
+
+
+def _hand_out(
+    workers_pool: Any,
+    futures: dict[Future, list[str]],
+    chain: list[str],
+    configs: dict[str, RunConfig],
+    root: str | Path | None,
+    threads_per_run: int,
+) -> bool:
+    """Submit the first run of `chain` to the pool, its future keyed to the chain in `futures`; False when the
+    pool is broken (a worker died while runs were being handed out)."""
+    try:
+        futures[workers_pool.submit(_run_job, configs[chain[0]], root, threads_per_run)] = chain
+    except BrokenProcessPool:
+        return False
+    return True
+
+
 def _train_locally(
     configs: dict[str, RunConfig],
     workers: int,
@@ -388,14 +415,15 @@ def _train_locally(
 ) -> None:
     """Train `configs` (keyed by run id) in this process, or in a pool of `workers` spawned processes.
 
-    Each run is an independent job: a worker process that dies (killed, out of memory) breaks the pool, so
-    a new pool is started for the runs not finished, which resume from their checkpoints; a SweepError names
-    them only when pools die twice in a row before any run finishes. Workers end themselves when this
-    process is gone.
+    Each run is a job of its own, but the runs of one trunk (`trunk_chains`) are handed out one after
+    another. A worker process that dies (killed, out of memory) breaks the pool, so a new pool is started for
+    the runs not finished, which resume from their checkpoints; a SweepError names them only when pools die
+    twice in a row before any run finishes. Workers end themselves when this process is gone.
     """
     if workers <= 1:
-        for key, cfg in configs.items():
-            finished(key, _run_job(cfg, root, threads_per_run))
+        for chain in trunk_chains(configs):
+            for key in chain:
+                finished(key, _run_job(configs[key], root, threads_per_run))
         return
     left = dict(configs)
     fruitless = 0  # pools in a row that died before finishing any run
@@ -403,21 +431,24 @@ def _train_locally(
         left_before = len(left)
         broken = False
         with pool.spawn_pool(workers, threads_per_run) as workers_pool:
-            futures = {}
-            for key, cfg in left.items():
-                try:
-                    futures[workers_pool.submit(_run_job, cfg, root, threads_per_run)] = key
-                except BrokenProcessPool:  # a worker died while the runs were still being handed out
+            futures: dict[Future, list[str]] = {}
+            job = (left, root, threads_per_run)
+            for chain in trunk_chains(left):
+                if not _hand_out(workers_pool, futures, chain, *job):
                     broken = True
                     break
-            for future in as_completed(futures):
-                try:
-                    summary = future.result()
-                except BrokenProcessPool:
-                    broken = True
-                else:
-                    finished(futures[future], summary)
-                    del left[futures[future]]
+            while futures:
+                for future in wait(futures, return_when=FIRST_COMPLETED).done:
+                    chain = futures.pop(future)
+                    try:
+                        summary = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    finished(chain[0], summary)
+                    del left[chain[0]]
+                    if len(chain) > 1 and not broken:
+                        broken = not _hand_out(workers_pool, futures, chain[1:], *job)
         if broken:
             fruitless = fruitless + 1 if len(left) == left_before else 0
             if fruitless == 2:

@@ -860,7 +860,7 @@ def test_headline_numbers_give_gap_ranges_speed_ratios_and_bleu():
     assert arch.glue_name("CausalLM + TgtOnly + Deep") == "causallm_tgtonly_deep"
 
 
-def test_lm_sizes_text_names_the_common_sizes_the_families_beyond_them_and_those_spanning_the_gates():
+def test_lm_sizes_text_names_the_common_sizes_the_families_beyond_them_and_those_with_four_sizes():
     rows = (
         _family_rows("en-de", "EncDec", {1: 3.5, 2: 3.4, 4: 3.3, 8: 3.2})
         + _family_rows("en-de", "PrefixLM + Deep", {1: 3.6, 2: 3.5, 4: 3.4, 8: 3.3})
@@ -871,15 +871,14 @@ def test_lm_sizes_text_names_the_common_sizes_the_families_beyond_them_and_those
     assert text == {
         "lm_sizes": "1, 2 and 4",
         "lm_beyond": " (PrefixLM + Deep also at size 8)",
-        "spanning": "EncDec and PrefixLM + Deep have 4 sizes or more over 8x or more in N",
+        "spanning": "EncDec and PrefixLM + Deep have 4 sizes or more, over 8.00x in N",
     }
     every = pd.DataFrame(rows[:8])
     assert arch.lm_sizes_text(every)["lm_beyond"] == ""
-    assert arch.lm_sizes_text(every)["spanning"].startswith("every family has 4 sizes")
-    assert arch.lm_sizes_text(every, min_sizes=5)["spanning"].startswith("no family has 5 sizes")
-    one = arch.lm_sizes_text(pd.DataFrame(rows[:8] + rows[8:11]))["spanning"]
-    assert one.startswith("EncDec and PrefixLM + Deep have")
-    assert arch.lm_sizes_text(pd.DataFrame(rows[:4] + rows[8:11]))["spanning"].startswith("EncDec has")
+    assert arch.lm_sizes_text(every)["spanning"] == "every family has 4 sizes or more, over 8.00x in N"
+    assert arch.lm_sizes_text(every, min_sizes=5)["spanning"] == "no family has 5 sizes"
+    one = arch.lm_sizes_text(pd.DataFrame(rows[:4] + rows[8:11]))["spanning"]
+    assert one == "EncDec has 4 sizes or more, over 8.00x in N"
 
 
 def test_multilingual_budget_check_trains_the_listed_models_for_each_budget():

@@ -251,29 +251,30 @@ def listed(values: Sequence) -> str:
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
-def lm_sizes_text(table: pd.DataFrame, min_span: float = 8.0, min_sizes: int = 4) -> dict[str, str]:
+def lm_sizes_text(table: pd.DataFrame, min_sizes: int = 4) -> dict[str, str]:
     """For the chapter's summary, on the main pair of a `run_table`: the EncDec sizes every language model was
     matched to (`lm_sizes`), the families that reach beyond them (`lm_beyond`: '' or ' (PrefixLM + Deep also
-    at size 8)'), while their runs land, and which families meet the gates' range of sizes (`spanning`: 'every
-    family has', 'EncDec and PrefixLM + Deep have' or 'no family has', followed by '4 sizes or more over 8x
-    or more in N'; `scale_gates`' defaults)."""
+    at size 8)'), while their runs land, and the families with the gates' number of sizes and the narrowest
+    range of N among them (`spanning`: 'every family has 4 sizes or more, over 7.98x in N', 'EncDec and
+    PrefixLM + Deep have ...' or 'no family has 4 sizes'; `scale_gates`' default)."""
     main = table[table["group"] == table["group"].iloc[0]]
     lms = main[main["variant"] != ENCDEC]
     sizes = lms.groupby("variant")["size"].agg(lambda s: set(s.astype(int)))
     common = set.intersection(*sizes)
     beyond = [f"{v} also at size {listed(sorted(s - common))}" for v, s in sizes.items() if s - common]
     families = main.groupby("variant", sort=False)["N"].agg(["min", "max", "nunique"])
-    wide = families[(families["max"] / families["min"] >= min_span) & (families["nunique"] >= min_sizes)]
-    if len(wide) == len(families):
-        who = "every family has"
-    elif len(wide):
-        who = f"{listed(list(wide.index))} {'has' if len(wide) == 1 else 'have'}"
+    full = families[families["nunique"] >= min_sizes]
+    span = f"{min_sizes} sizes or more, over {(full['max'] / full['min']).min():.2f}x in N"
+    if len(full) == len(families):
+        spanning = f"every family has {span}"
+    elif len(full):
+        spanning = f"{listed(list(full.index))} {'has' if len(full) == 1 else 'have'} {span}"
     else:
-        who = "no family has"
+        spanning = f"no family has {min_sizes} sizes"
     return {
         "lm_sizes": listed(sorted(common)),
         "lm_beyond": f" ({'; '.join(beyond)})" if beyond else "",
-        "spanning": f"{who} {min_sizes} sizes or more over {min_span:g}x or more in N",
+        "spanning": spanning,
     }
 
 

@@ -879,6 +879,25 @@ def test_lm_sizes_text_names_the_common_sizes_the_families_beyond_them_and_those
     assert arch.lm_sizes_text(every, min_sizes=5)["spanning"] == "no family has 5 sizes"
     one = arch.lm_sizes_text(pd.DataFrame(rows[:4] + rows[8:11]))["spanning"]
     assert one == "EncDec has 4 sizes or more, over 8.00x in N"
+    wide = _family_rows("en-de", "PrefixLM + Wide", {1: 3.6, 2: 3.5, 4: 3.4, 8: 3.3, 16: 3.2})
+    grouped = arch.lm_sizes_text(
+        pd.DataFrame(rows + wide + _family_rows("en-de", "X", {1: 3.9, 2: 3.8, 4: 3.7, 8: 3.6}))
+    )
+    assert (
+        grouped["lm_beyond"]
+        == " (PrefixLM + Deep and X also at size 8; PrefixLM + Wide also at sizes 8 and 16)"
+    )
+
+
+def test_budget_check_text_names_the_models_trained_again():
+    rows = (
+        _family_rows("en-de", "EncDec", {1: 3.4, 8: 3.1}, steps=8000)
+        + _family_rows("en-de", "PrefixLM + Deep", {1: 3.5, 8: 3.2}, steps=8000)
+        + _family_rows("en-de", "CausalLM + Deep", {4: 3.6}, steps=8000)
+    )
+    assert arch.budget_check_text(pd.DataFrame(rows)) == (
+        "sizes 1 and 8 of EncDec and PrefixLM + Deep; size 4 of CausalLM + Deep"
+    )
 
 
 def test_multilingual_budget_check_trains_the_listed_models_for_each_budget():

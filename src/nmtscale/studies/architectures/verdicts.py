@@ -261,7 +261,11 @@ def lm_sizes_text(table: pd.DataFrame, min_sizes: int = 4) -> dict[str, str]:
     lms = main[main["variant"] != ENCDEC]
     sizes = lms.groupby("variant")["size"].agg(lambda s: set(s.astype(int)))
     common = set.intersection(*sizes)
-    beyond = [f"{v} also at size {listed(sorted(s - common))}" for v, s in sizes.items() if s - common]
+    extra = pd.Series({v: tuple(sorted(s - common)) for v, s in sizes.items() if s - common}, dtype=object)
+    beyond = [
+        f"{listed(list(variants.index))} also at size{'s' if len(more) > 1 else ''} {listed(more)}"
+        for more, variants in extra.groupby(extra, sort=False)
+    ]
     families = main.groupby("variant", sort=False)["N"].agg(["min", "max", "nunique"])
     full = families[families["nunique"] >= min_sizes]
     span = f"{min_sizes} sizes or more, over {(full['max'] / full['min']).min():.2f}x in N"
@@ -276,6 +280,17 @@ def lm_sizes_text(table: pd.DataFrame, min_sizes: int = 4) -> dict[str, str]:
         "lm_beyond": f" ({'; '.join(beyond)})" if beyond else "",
         "spanning": spanning,
     }
+
+
+def budget_check_text(long_table: pd.DataFrame) -> str:
+    """The models the budget check trained again (a `run_table`), for the chapter's prose: 'sizes 1 and 4 of
+    EncDec, PrefixLM + Deep and CausalLM + Deep', families checked at other sizes after a semicolon."""
+    sizes = long_table.groupby("variant", sort=False)["size"].agg(lambda s: tuple(sorted(set(s.astype(int)))))
+    parts = [
+        f"size{'s' if len(checked) > 1 else ''} {listed(checked)} of {listed(list(variants.index))}"
+        for checked, variants in sizes.groupby(sizes, sort=False)
+    ]
+    return "; ".join(parts)
 
 
 def training_text(bilingual: Sequence[pd.DataFrame], multilingual: Sequence[pd.DataFrame]) -> str:

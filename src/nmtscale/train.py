@@ -479,7 +479,6 @@ class Trainer:
             group["lr"] = base * factor(self.state.step)
         self.state.branched_from = {"run_id": snapshot["run_id"], "step": self.state.step}
         atomic_write(self.log.path, lambda tmp: tmp.write_text(snapshot["log"]))
-        self.log.keep_until(self.state.step)
         self.log.write(event="branched", **self.state.branched_from)
 
     def resume(self, path: Path) -> None:

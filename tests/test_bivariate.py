@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -639,6 +641,80 @@ def test_the_learning_rate_sweep_plans_each_model_at_its_rates_and_marks_the_bes
         bivariate.learning_rate_plan({**params, "lr_sweep": {"deep": [0.001]}})
     with pytest.raises(ValueError, match="lr_sweep: 2L-2L: the rates must be positive numbers"):
         bivariate.learning_rate_plan({**params, "lr_sweep": {"2L-2L": [0.0]}})
+
+
+def test_the_schedule_check_pairs_each_seed_under_both_schedules_and_gates_the_difference_in_seed_std():
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    check = {"schedule": "constant_cooldown", "models": ["2L-2L", "2L-3L"], "seeds": 2}
+    params = {**params, "schedule": "cosine", "seed": 5, "schedule_check": check}
+    plan = bivariate.schedule_check_plan(params)
+    assert [(p.label, p.approach, p.config.train.schedule, p.seed) for p in plan] == [
+        *[("2L-2L", "baseline", "constant_cooldown", 5), ("2L-2L", "baseline", "constant_cooldown", 6)],
+        *[("2L-3L", "decoder", "constant_cooldown", 5), ("2L-3L", "decoder", "constant_cooldown", 6)],
+        *[("2L-2L", "baseline", "cosine", 5), ("2L-2L", "baseline", "cosine", 6)],
+        *[("2L-3L", "decoder", "cosine", 5), ("2L-3L", "decoder", "cosine", 6)],
+    ]
+    # the reference runs are the chapter's own where it trains that model with those seeds
+    chapter_runs = {config_hash(p.config) for p in bivariate.chapter_plan(params)}
+    assert config_hash(plan[4].config) in chapter_runs
+    # 2L-2L: the checked schedule ends 0.01 nats above, seed std 0.02 (0.5 std); 2L-3L: 0.05 above (2.5 std)
+    losses = {
+        ("2L-2L", "constant_cooldown"): [3.01 - 0.02 / 2**0.5, 3.01 + 0.02 / 2**0.5],
+        ("2L-2L", "cosine"): [3.00 - 0.02 / 2**0.5, 3.00 + 0.02 / 2**0.5],
+        ("2L-3L", "constant_cooldown"): [2.95 - 0.02 / 2**0.5, 2.95 + 0.02 / 2**0.5],
+        ("2L-3L", "cosine"): [2.90 - 0.02 / 2**0.5, 2.90 + 0.02 / 2**0.5],
+    }
+
+    def summary(p):
+        """A run whose last evaluation has these losses and whose final loss is 1 nat above them."""
+        last = {t: losses[(p.label, p.config.train.schedule)][p.seed - 5] for t in ("ding", "l10n")}
+        end = summary_for(p, {t: loss + 1.0 for t, loss in last.items()})
+        evaluations = [
+            *end.curves[:-1],
+            {"step": 40, "test_loss": {f"en-de/{t}": v for t, v in last.items()}},
+        ]
+        return dataclasses.replace(end, curves=evaluations)
+
+    summaries = [summary(p) for p in plan]
+    comparison = bivariate.schedule_comparison(plan, summaries, reference="cosine")
+    assert list(comparison["test_set"]) == ["l10n", "ding", "l10n", "ding"], "chapter order within a model"
+    row = comparison.iloc[0]
+    assert (row["model"], row["schedule"], row["reference"], row["seeds"]) == (
+        "2L-2L",
+        "constant_cooldown",
+        "cosine",
+        2,
+    )
+    assert row["difference"] == pytest.approx(0.01)
+    assert row["seed_std"] == pytest.approx(0.02)
+    assert row["difference_in_std"] == pytest.approx(0.5)
+    gate = bivariate.schedule_gate(comparison)
+    assert gate.measured == pytest.approx(2.5) and gate.passed is False and "2L-3L" in gate.detail
+    assert bivariate.schedule_gate(comparison[comparison["model"] == "2L-2L"]).passed is True
+    # against the reference schedule at the best rate of a peak-rate sweep that has only 2L-2L
+    best = pd.DataFrame(
+        {
+            ("loss", "l10n"): [2.99],
+            ("loss", "ding"): [3.03],
+            ("lr", "l10n"): [0.004],
+            ("lr", "ding"): [0.003],
+        },
+        index=pd.Index(["2L-2L"], name="model"),
+    )
+    against = bivariate.schedule_against_best_rates(comparison, best).set_index("test_set")
+    assert list(against["model"]) == ["2L-2L", "2L-2L"]
+    assert against.loc["l10n", "best_lr"] == 0.004 and against.loc["ding", "best_lr"] == 0.003
+    assert against["difference"].to_dict() == pytest.approx({"l10n": 0.02, "ding": -0.02})
+    assert bivariate.schedule_check_plan({**params, "schedule_check": {}}) == []
+    for bad, message in [
+        ({**check, "schedule": "cosine"}, "is the chapter's own"),
+        ({**check, "seeds": 1}, "seeds must be an integer >= 2"),
+        ({**check, "models": "2L-2L"}, "models must be a list"),
+        ({**check, "models": ["deep"]}, "'deep' is not a model such as '2L-6L'"),
+        ({"schedule": "constant_cooldown"}, "expected {schedule"),
+    ]:
+        with pytest.raises(ValueError, match=f"schedule_check: .*{re.escape(message)}"):
+            bivariate.schedule_check_plan({**params, "schedule_check": bad})
 
 
 def test_budget_losses_pair_each_long_model_with_its_first_seed_run_at_the_short_budget():

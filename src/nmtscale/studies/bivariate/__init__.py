@@ -49,6 +49,9 @@ from nmtscale.studies.bivariate.analysis import (
     reducible_band,
     run_summary,
     scale_gates,
+    schedule_against_best_rates,
+    schedule_comparison,
+    schedule_gate,
     seed_std,
     symmetric_decoder_fraction,
     training_text_tokens,
@@ -73,6 +76,7 @@ from nmtscale.studies.bivariate.plan import (
     chapter_plan,
     learning_rate_plan,
     long_plan,
+    schedule_check_plan,
 )
 from nmtscale.studies.bivariate.verdicts import (
     LOPSIDED_FRACTIONS,
@@ -152,6 +156,10 @@ __all__ = [
     "run_summary",
     "scale",
     "scale_gates",
+    "schedule_against_best_rates",
+    "schedule_check_plan",
+    "schedule_comparison",
+    "schedule_gate",
     "seed_std",
     "symmetric_decoder_fraction",
     "training_claim",

@@ -527,6 +527,87 @@ def rate_seed_differences(table: pd.DataFrame) -> pd.DataFrame:
     return spread.unstack("test_set")[[t for t in TEST_SETS if t in set(table["test_set"])]]
 
 
+def schedule_comparison(
+    plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], reference: str
+) -> pd.DataFrame:
+    """The schedule check (`schedule_check_plan`): one row per model and test set with the checked schedule
+    and the `reference` one, the seeds, each schedule's mean over seeds of the loss at the run's last
+    evaluation (its end, where both schedules have decayed to zero; the chapter's final loss, a median over
+    the last evaluations, would take in one made half-way down a cool-down), the checked minus the reference
+    (nats), the seed std pooled over both schedules and that difference in seed std. A schedule that ends
+    where the reference ends is within about one seed std: with three seeds each, the two means differ by 0.8
+    seed std on average by chance alone."""
+    table = pd.DataFrame(
+        [
+            {
+                "model": p.label,
+                "test_set": key.split("/", 1)[1],
+                "schedule": p.config.train.schedule,
+                "loss": loss,
+            }
+            for p, s in zip(plan, summaries, strict=True)
+            if s.curves
+            for key, loss in s.curves[-1]["test_loss"].items()
+            if key.startswith(f"{p.direction}/")
+        ]
+    )
+    (checked,) = {p.config.train.schedule for p in plan} - {reference}
+    by = table.groupby(["model", "test_set", "schedule"])["loss"]
+    stats = pd.DataFrame({"mean": by.mean(), "var": by.var(), "seeds": by.count()}).unstack("schedule")
+    rows = pd.DataFrame(
+        {
+            "schedule": checked,
+            "reference": reference,
+            "seeds": stats[("seeds", checked)].astype(int),
+            "checked_loss": stats[("mean", checked)],
+            "reference_loss": stats[("mean", reference)],
+            "difference": stats[("mean", checked)] - stats[("mean", reference)],
+            "seed_std": np.sqrt((stats[("var", checked)] + stats[("var", reference)]) / 2),
+        }
+    ).reset_index()
+    rows["difference_in_std"] = rows["difference"] / rows["seed_std"]
+    rows["test_set"] = pd.Categorical(rows["test_set"], [t for t in TEST_SETS if t in set(rows["test_set"])])
+    return rows.sort_values(["model", "test_set"], ignore_index=True)
+
+
+def schedule_gate(comparison: pd.DataFrame, max_std: float = 1.0) -> Gate:
+    """Whether the checked schedule of a `schedule_comparison` ends where the reference does: its largest
+    |difference| in seed std, passed within `max_std`."""
+    worst = comparison.loc[comparison["difference_in_std"].abs().idxmax()]
+    return Gate(
+        f"schedule check: {worst['schedule']} vs {worst['reference']}",
+        float(abs(worst["difference_in_std"])),
+        f"<= {max_std:g} seed std",
+        bool(abs(worst["difference_in_std"]) <= max_std),
+        f"{worst['model']} on {worst['test_set']}: {worst['difference']:+.4f} nats, "
+        f"{worst['seeds']} seeds each",
+    )
+
+
+def schedule_against_best_rates(comparison: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
+    """The checked schedule of a `schedule_comparison` against the reference schedule at each model's best
+    peak rate in the sweep (`best_rates`): one row per model the sweep has and test set, with that rate, its
+    loss, the checked schedule's and the difference (nats)."""
+    rows = comparison[comparison["model"].isin(best.index)].copy()
+    rows["best_lr"] = [best.loc[m, ("lr", t)] for m, t in zip(rows["model"], rows["test_set"], strict=True)]
+    rows["best_rate_loss"] = [
+        best.loc[m, ("loss", t)] for m, t in zip(rows["model"], rows["test_set"], strict=True)
+    ]
+    rows["difference"] = rows["checked_loss"] - rows["best_rate_loss"]
+    return rows[
+        [
+            "model",
+            "test_set",
+            "schedule",
+            "checked_loss",
+            "reference",
+            "best_lr",
+            "best_rate_loss",
+            "difference",
+        ]
+    ]
+
+
 def family_effect(table: pd.DataFrame, direction: str, approach: str, test_set: str, seed: int) -> float:
     """What depth buys within one scaling family: the final loss of its shallowest model minus that of its
     deepest (nats, first seed; "decoder" compares 2L-1L with 2L-6L around a 2L-2L baseline), at the

@@ -144,21 +144,65 @@ def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     twice is trained with a second seed. `approach` says which family the model extends from the baseline."""
     planned = []
     for label, rates in params["lr_sweep"].items():
-        match = MODEL_LABEL.fullmatch(str(label))
-        if match is None:
-            raise ValueError(f"lr_sweep: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
+        depths = _model_depths(label, params, "lr_sweep")
         if any(not isinstance(r, int | float) or not r > 0 for r in rates):
             raise ValueError(f"lr_sweep: {label}: the rates must be positive numbers, not {list(rates)}")
-        enc, dec = (int(group) for group in match.groups())
-        enc_bar, dec_bar = params["baseline_layers"]
-        approach = (
-            "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
-        )
         times_seen: collections.Counter = collections.Counter()
         for rate in [params["lr"], *rates]:
             seed = params["seed"] + times_seen[rate]
             times_seen[rate] += 1
             base = override(base_config(params), {"train.lr": rate, "train.seed": seed})
-            (run,) = sweeps.depth_scaling_plan(base, "en-de", [enc, dec])
-            planned.append(dataclasses.replace(run, approach=approach))
+            planned.append(_depth_run(base, *depths))
     return planned
+
+
+SCHEDULE_CHECK_KEYS = ("schedule", "models", "seeds")
+
+
+def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
+    """Issue 47's schedule check, ``params["schedule_check"]`` (``{schedule, models, seeds}``; empty for
+    none): each En->De model of ``models`` ('2L-2L') trained with seeds ``seed`` .. ``seed + seeds - 1`` at
+    the chapter's budget under ``schedule`` and under the chapter's own ``schedule`` (the chapter's runs,
+    same ids, where it trains that model with those seeds), checked runs first."""
+    check = params.get("schedule_check") or {}
+    if not check:
+        return []
+    where = "schedule_check"
+    if not isinstance(check, Mapping) or set(check) != set(SCHEDULE_CHECK_KEYS):
+        raise ValueError(
+            f"{where}: expected {{schedule: <name>, models: ['2L-2L', ...], seeds: <int>}}, got {check!r}"
+        )
+    if check["schedule"] == params["schedule"]:
+        raise ValueError(f"{where}: schedule {check['schedule']!r} is the chapter's own: nothing to compare")
+    if not isinstance(check["seeds"], int) or check["seeds"] < 2:
+        raise ValueError(
+            f"{where}: seeds must be an integer >= 2 (a seed std needs two), not {check['seeds']!r}"
+        )
+    if not isinstance(check["models"], list) or not check["models"]:
+        raise ValueError(f"{where}: models must be a list such as ['2L-2L'], not {check['models']!r}")
+    models = [_model_depths(label, params, where) for label in check["models"]]
+    return [
+        _depth_run(override(base_config(params), {"train.schedule": schedule, "train.seed": seed}), *depths)
+        for schedule in (check["schedule"], params["schedule"])
+        for depths in models
+        for seed in range(params["seed"], params["seed"] + check["seeds"])
+    ]
+
+
+def _model_depths(label: str, params: Mapping[str, Any], where: str) -> tuple[int, int, str]:
+    """The encoder and decoder depths of the En->De model named `label` as in the paper ('2L-6L': a 2-layer
+    encoder, a 6-layer decoder) and the family it extends from the baseline; a name that is not a model
+    raises ValueError under `where`."""
+    match = MODEL_LABEL.fullmatch(str(label))
+    if match is None:
+        raise ValueError(f"{where}: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
+    enc, dec = (int(group) for group in match.groups())
+    enc_bar, dec_bar = params["baseline_layers"]
+    approach = "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
+    return enc, dec, approach
+
+
+def _depth_run(base: RunConfig, enc: int, dec: int, approach: str) -> sweeps.PlannedRun:
+    """The En->De run of an `enc`-layer encoder and `dec`-layer decoder from config `base`."""
+    (run,) = sweeps.depth_scaling_plan(base, "en-de", [enc, dec])
+    return dataclasses.replace(run, approach=approach)

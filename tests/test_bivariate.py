@@ -643,31 +643,38 @@ def test_the_learning_rate_sweep_plans_each_model_at_its_rates_and_marks_the_bes
         bivariate.learning_rate_plan({**params, "lr_sweep": {"2L-2L": [0.0]}})
 
 
-def test_the_schedule_check_pairs_each_seed_under_both_schedules_and_gates_the_difference_in_seed_std():
+def test_the_schedule_check_pairs_each_seed_and_budget_under_both_schedules_and_gates_in_seed_std():
     params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
-    check = {"schedule": "constant_cooldown", "models": ["2L-2L", "2L-3L"], "seeds": 2}
+    check = {"schedule": "constant_cooldown", "models": ["2L-2L", "2L-3L"], "seeds": 2, "budgets": [40]}
     params = {**params, "schedule": "cosine", "seed": 5, "schedule_check": check}
     plan = bivariate.schedule_check_plan(params)
-    assert [(p.label, p.approach, p.config.train.schedule, p.seed) for p in plan] == [
-        *[("2L-2L", "baseline", "constant_cooldown", 5), ("2L-2L", "baseline", "constant_cooldown", 6)],
-        *[("2L-3L", "decoder", "constant_cooldown", 5), ("2L-3L", "decoder", "constant_cooldown", 6)],
-        *[("2L-2L", "baseline", "cosine", 5), ("2L-2L", "baseline", "cosine", 6)],
-        *[("2L-3L", "decoder", "cosine", 5), ("2L-3L", "decoder", "cosine", 6)],
+    runs_of = [(p.label, p.approach, p.config.train.schedule, p.config.train.steps, p.seed) for p in plan]
+    assert runs_of == [
+        (label, approach, schedule, steps, seed)
+        for schedule in ("constant_cooldown", "cosine")
+        for label, approach in (("2L-2L", "baseline"), ("2L-3L", "decoder"))
+        for steps, seed in ((20, 5), (20, 6), (40, 5))
     ]
-    # the reference runs are the chapter's own where it trains that model with those seeds
+    # the reference runs are the chapter's own where it trains that model with that seed at that budget
     chapter_runs = {config_hash(p.config) for p in bivariate.chapter_plan(params)}
-    assert config_hash(plan[4].config) in chapter_runs
-    # 2L-2L: the checked schedule ends 0.01 nats above, seed std 0.02 (0.5 std); 2L-3L: 0.05 above (2.5 std)
+    chapter_runs |= {config_hash(p.config) for p in bivariate.long_plan(params, 40, {"decoder": [3]})}
+    assert {config_hash(p.config) for p in plan[6:10] + plan[11:]} <= chapter_runs  # 2L-3L seed 6: not
+    # under constant_cooldown one model and seed is one trunk whatever its budget
+    assert runs.trunk_key(plan[0].config) == runs.trunk_key(plan[2].config) != runs.trunk_key(plan[1].config)
+    # at 20 updates 2L-2L ends 0.01 nats above, seed std 0.02 (0.5 std), 2L-3L 0.05 above (2.5 std); at 40
+    # updates (one seed) 2L-2L ends 0.03 above, in the seed std of its two-seed budget
+    half = 0.02 / 2**0.5
     losses = {
-        ("2L-2L", "constant_cooldown"): [3.01 - 0.02 / 2**0.5, 3.01 + 0.02 / 2**0.5],
-        ("2L-2L", "cosine"): [3.00 - 0.02 / 2**0.5, 3.00 + 0.02 / 2**0.5],
-        ("2L-3L", "constant_cooldown"): [2.95 - 0.02 / 2**0.5, 2.95 + 0.02 / 2**0.5],
-        ("2L-3L", "cosine"): [2.90 - 0.02 / 2**0.5, 2.90 + 0.02 / 2**0.5],
+        ("2L-2L", "constant_cooldown"): {20: [3.01 - half, 3.01 + half], 40: [2.83]},
+        ("2L-2L", "cosine"): {20: [3.00 - half, 3.00 + half], 40: [2.80]},
+        ("2L-3L", "constant_cooldown"): {20: [2.95 - half, 2.95 + half], 40: [2.7]},
+        ("2L-3L", "cosine"): {20: [2.90 - half, 2.90 + half], 40: [2.7]},
     }
 
     def summary(p):
         """A run whose last evaluation has these losses and whose final loss is 1 nat above them."""
-        last = {t: losses[(p.label, p.config.train.schedule)][p.seed - 5] for t in ("ding", "l10n")}
+        by_budget = losses[(p.label, p.config.train.schedule)][p.config.train.steps]
+        last = {t: by_budget[p.seed - 5] for t in ("ding", "l10n")}
         end = summary_for(p, {t: loss + 1.0 for t, loss in last.items()})
         evaluations = [
             *end.curves[:-1],
@@ -675,21 +682,28 @@ def test_the_schedule_check_pairs_each_seed_under_both_schedules_and_gates_the_d
         ]
         return dataclasses.replace(end, curves=evaluations)
 
-    summaries = [summary(p) for p in plan]
-    comparison = bivariate.schedule_comparison(plan, summaries, reference="cosine")
-    assert list(comparison["test_set"]) == ["l10n", "ding", "l10n", "ding"], "chapter order within a model"
-    row = comparison.iloc[0]
-    assert (row["model"], row["schedule"], row["reference"], row["seeds"]) == (
+    comparison = bivariate.schedule_comparison(plan, [summary(p) for p in plan], reference="cosine")
+    assert list(comparison["test_set"]) == ["l10n", "ding"] * 4, "chapter order within a model and budget"
+    assert list(comparison["steps"]) == [20, 20, 40, 40] * 2
+    first = comparison.iloc[0]
+    assert (first["model"], first["schedule"], first["reference"], first["seeds"]) == (
         "2L-2L",
         "constant_cooldown",
         "cosine",
         2,
     )
-    assert row["difference"] == pytest.approx(0.01)
-    assert row["seed_std"] == pytest.approx(0.02)
-    assert row["difference_in_std"] == pytest.approx(0.5)
+    assert first["difference"] == pytest.approx(0.01)
+    assert first["seed_std"] == pytest.approx(0.02)
+    assert first["difference_in_std"] == pytest.approx(0.5)
+    longer = comparison.iloc[2]
+    assert (longer["steps"], longer["seeds"]) == (40, 1)
+    assert longer["seed_std"] == pytest.approx(0.02), "borrowed from the budget with two seeds"
+    assert longer["difference_in_std"] == pytest.approx(1.5)
     gate = bivariate.schedule_gate(comparison)
-    assert gate.measured == pytest.approx(2.5) and gate.passed is False and "2L-3L" in gate.detail
+    assert (
+        gate.measured == pytest.approx(2.5) and gate.passed is False and "2L-3L at 20 updates" in gate.detail
+    )
+    # the one-seed budget is reported, not gated
     assert bivariate.schedule_gate(comparison[comparison["model"] == "2L-2L"]).passed is True
     # against the reference schedule at the best rate of a peak-rate sweep that has only 2L-2L
     best = pd.DataFrame(
@@ -702,7 +716,7 @@ def test_the_schedule_check_pairs_each_seed_under_both_schedules_and_gates_the_d
         index=pd.Index(["2L-2L"], name="model"),
     )
     against = bivariate.schedule_against_best_rates(comparison, best).set_index("test_set")
-    assert list(against["model"]) == ["2L-2L", "2L-2L"]
+    assert list(against["model"]) == ["2L-2L", "2L-2L"] and set(against["steps"]) == {20}
     assert against.loc["l10n", "best_lr"] == 0.004 and against.loc["ding", "best_lr"] == 0.003
     assert against["difference"].to_dict() == pytest.approx({"l10n": 0.02, "ding": -0.02})
     assert bivariate.schedule_check_plan({**params, "schedule_check": {}}) == []
@@ -711,6 +725,8 @@ def test_the_schedule_check_pairs_each_seed_under_both_schedules_and_gates_the_d
         ({**check, "seeds": 1}, "seeds must be an integer >= 2"),
         ({**check, "models": "2L-2L"}, "models must be a list"),
         ({**check, "models": ["deep"]}, "'deep' is not a model such as '2L-6L'"),
+        ({**check, "budgets": [20]}, "budgets must be integers above the chapter's 20 steps"),
+        ({**check, "steps": 40}, "expected {schedule"),
         ({"schedule": "constant_cooldown"}, "expected {schedule"),
     ]:
         with pytest.raises(ValueError, match=f"schedule_check: .*{re.escape(message)}"):

@@ -78,13 +78,8 @@ def long_plan(
     ``params["long_steps"]``), evaluated as often as the short runs."""
     steps = params["long_steps"] if steps is None else steps
     models = params["long_models"] if models is None else models
-    interval = steps // params["eval_points"]
-    base = override(
-        base_config(params),
-        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
-    )
     return sweeps.depth_scaling_plan(
-        base,
+        at_steps(base_config(params), steps, params["eval_points"]),
         "en-de",
         params["baseline_layers"],
         models.get("encoder", []),
@@ -93,6 +88,15 @@ def long_plan(
         repeated=models.get("repeated", []),
         n_seeds=params["n_seeds"],
         narrower=models.get("narrower"),
+    )
+
+
+def at_steps(base: RunConfig, steps: int, eval_points: int) -> RunConfig:
+    """`base` trained for `steps` updates, evaluated and checkpointed `eval_points` times, as every budget of
+    the chapter is."""
+    interval = steps // eval_points
+    return override(
+        base, {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval}
     )
 
 
@@ -156,21 +160,25 @@ def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     return planned
 
 
-SCHEDULE_CHECK_KEYS = ("schedule", "models", "seeds")
+SCHEDULE_CHECK_KEYS = ("schedule", "models", "seeds", "budgets")
 
 
 def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
-    """Issue 47's schedule check, ``params["schedule_check"]`` (``{schedule, models, seeds}``; empty for
-    none): each En->De model of ``models`` ('2L-2L') trained with seeds ``seed`` .. ``seed + seeds - 1`` at
-    the chapter's budget under ``schedule`` and under the chapter's own ``schedule`` (the chapter's runs,
-    same ids, where it trains that model with those seeds), checked runs first."""
+    """Issue 47's schedule check, ``params["schedule_check"]`` (``{schedule, models, seeds, budgets}``; empty
+    for none): each En->De model of ``models`` ('2L-2L') trained at the chapter's budget with seeds ``seed``
+    .. ``seed + seeds - 1``, and at each longer budget of the optional ``budgets`` with seed ``seed``, under
+    ``schedule`` and under the chapter's own ``schedule`` (the chapter's runs, same ids, where it trains that
+    model with that seed at that budget), checked runs first. Under "constant_cooldown" the runs of one model
+    and seed share a trunk: each longer budget costs its stretch and its cool-down."""
     check = params.get("schedule_check") or {}
     if not check:
         return []
     where = "schedule_check"
-    if not isinstance(check, Mapping) or set(check) != set(SCHEDULE_CHECK_KEYS):
+    required = set(SCHEDULE_CHECK_KEYS) - {"budgets"}
+    if not isinstance(check, Mapping) or not required <= set(check) <= set(SCHEDULE_CHECK_KEYS):
         raise ValueError(
-            f"{where}: expected {{schedule: <name>, models: ['2L-2L', ...], seeds: <int>}}, got {check!r}"
+            f"{where}: expected {{schedule: <name>, models: ['2L-2L', ...], seeds: <int>}} and optionally "
+            f"budgets: [<steps>, ...], got {check!r}"
         )
     if check["schedule"] == params["schedule"]:
         raise ValueError(f"{where}: schedule {check['schedule']!r} is the chapter's own: nothing to compare")
@@ -180,12 +188,26 @@ def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
         )
     if not isinstance(check["models"], list) or not check["models"]:
         raise ValueError(f"{where}: models must be a list such as ['2L-2L'], not {check['models']!r}")
+    budgets = check.get("budgets") or []
+    if any(not isinstance(n, int) or n <= params["steps"] for n in budgets):
+        raise ValueError(
+            f"{where}: budgets must be integers above the chapter's {params['steps']} steps: {budgets!r}"
+        )
     models = [_model_depths(label, params, where) for label in check["models"]]
+    seeds = [(params["steps"], seed) for seed in range(params["seed"], params["seed"] + check["seeds"])]
+    seeds += [(steps, params["seed"]) for steps in budgets]
     return [
-        _depth_run(override(base_config(params), {"train.schedule": schedule, "train.seed": seed}), *depths)
+        _depth_run(
+            at_steps(
+                override(base_config(params), {"train.schedule": schedule, "train.seed": seed}),
+                steps,
+                params["eval_points"],
+            ),
+            *depths,
+        )
         for schedule in (check["schedule"], params["schedule"])
         for depths in models
-        for seed in range(params["seed"], params["seed"] + check["seeds"])
+        for steps, seed in seeds
     ]
 
 

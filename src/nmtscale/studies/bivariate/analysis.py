@@ -592,8 +592,9 @@ def schedule_gate(comparison: pd.DataFrame, max_std: float = 1.0) -> Gate:
 
 def schedule_against_best_rates(comparison: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
     """The checked schedule of a `schedule_comparison` against the reference schedule at each model's best
-    peak rate in the sweep (`best_rates`, at the chapter's budget, the comparison's shortest): one row per model
-    the sweep has and test set, with that rate, its loss, the checked schedule's and the difference (nats)."""
+    peak rate in the sweep (`best_rates`, at the chapter's budget, the comparison's shortest): one row per
+    model the sweep has and test set, with that rate, its loss, the checked schedule's and the difference
+    (nats)."""
     at_budget = comparison["steps"] == comparison["steps"].min()
     rows = comparison[comparison["model"].isin(best.index) & at_budget].copy()
     rows["best_lr"] = [best.loc[m, ("lr", t)] for m, t in zip(rows["model"], rows["test_set"], strict=True)]

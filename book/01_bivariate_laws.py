@@ -149,8 +149,8 @@ longer_budgets = []
 # Issue 47's peak-rate sweep: En->De models, each at `lr` and at the rates listed (a rate listed twice: a
 # second seed); {} skips the section.
 lr_sweep = {}
-# Issue 47's schedule check: {schedule, models, seeds}: En->De models ("2L-2L") trained with that many seeds
-# under another schedule at the chapter's budget, beside the same seeds under `schedule`; {} skips it.
+# Issue 47's schedule check: {schedule, runs: {steps: {model: seeds}}}: En->De models ("2L-2L") trained with
+# that many seeds at that budget under another schedule, beside the same runs under `schedule`; {} skips it.
 schedule_check = {}
 
 # %%
@@ -563,10 +563,18 @@ if schedule_check:
         [p.config for p in schedule_plan], workers, threads_per_run, engine=engine
     )
     schedule_rows = bivariate.schedule_comparison(schedule_plan, schedule_summaries, reference=schedule)
-    display(schedule_rows.round(4))
+    display(schedule_rows.drop(columns=["approach", "enc_layers", "dec_layers"]).round(4))
     schedule_gate = bivariate.schedule_gate(schedule_rows)
     display(claims.show_gates([schedule_gate]))
     differences = schedule_rows["difference"]
+    depth_effects = bivariate.schedule_effects(schedule_rows)
+    if len(depth_effects):
+        print("what depth buys under each schedule (shallowest minus deepest, nats; change: a fraction):")
+        display(depth_effects.round(4))
+        effect_changes = depth_effects["change"]
+    else:
+        print("no family has two depths under both schedules: what depth buys is not compared yet")
+        effect_changes = pd.Series([np.nan])
     if lr_sweep:
         print("against the chapter's schedule at each model's best peak rate in the sweep above (nats):")
         at_best_rates = bivariate.schedule_against_best_rates(schedule_rows, best)
@@ -577,12 +585,14 @@ if schedule_check:
 else:
     print("schedule_check is empty at this scale: no schedule check")
     schedule_gate = claims.Gate("schedule check", np.nan, "", None)
-    differences = best_rate_differences = pd.Series([np.nan])
+    differences = best_rate_differences = effect_changes = pd.Series([np.nan])
 glue("schedule_check_std", schedule_gate.measured, display=False)
 glue("schedule_difference_min", float(differences.min()), display=False)
 glue("schedule_difference_max", float(differences.max()), display=False)
 glue("schedule_best_rate_difference_min", float(best_rate_differences.min()), display=False)
 glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), display=False)
+glue("schedule_effect_change_min", float(effect_changes.min()), display=False)
+glue("schedule_effect_change_max", float(effect_changes.max()), display=False)
 
 # %% [markdown]
 # At the chapter's peak rate the constant rate with a cool-down does not end where the cosine ends: it ends

@@ -643,32 +643,42 @@ def test_the_learning_rate_sweep_plans_each_model_at_its_rates_and_marks_the_bes
         bivariate.learning_rate_plan({**params, "lr_sweep": {"2L-2L": [0.0]}})
 
 
-def test_the_schedule_check_pairs_each_seed_and_budget_under_both_schedules_and_gates_in_seed_std():
+def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_seed_std():
     params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
-    check = {"schedule": "constant_cooldown", "models": ["2L-2L", "2L-3L"], "seeds": 2, "budgets": [40]}
+    check = {
+        "schedule": "constant_cooldown",
+        "runs": {20: {"2L-2L": 2, "2L-3L": 2, "1L-2L": 1}, 40: {"2L-2L": 1, "2L-3L": 1}},
+    }
     params = {**params, "schedule": "cosine", "seed": 5, "schedule_check": check}
     plan = bivariate.schedule_check_plan(params)
     runs_of = [(p.label, p.approach, p.config.train.schedule, p.config.train.steps, p.seed) for p in plan]
+    wanted = [
+        *[("2L-2L", "baseline", 20, 5), ("2L-2L", "baseline", 20, 6)],
+        *[("2L-3L", "decoder", 20, 5), ("2L-3L", "decoder", 20, 6), ("1L-2L", "encoder", 20, 5)],
+        *[("2L-2L", "baseline", 40, 5), ("2L-3L", "decoder", 40, 5)],
+    ]
     assert runs_of == [
         (label, approach, schedule, steps, seed)
         for schedule in ("constant_cooldown", "cosine")
-        for label, approach in (("2L-2L", "baseline"), ("2L-3L", "decoder"))
-        for steps, seed in ((20, 5), (20, 6), (40, 5))
+        for label, approach, steps, seed in wanted
     ]
     # the reference runs are the chapter's own where it trains that model with that seed at that budget
     chapter_runs = {config_hash(p.config) for p in bivariate.chapter_plan(params)}
     chapter_runs |= {config_hash(p.config) for p in bivariate.long_plan(params, 40, {"decoder": [3]})}
-    assert {config_hash(p.config) for p in plan[6:10] + plan[11:]} <= chapter_runs  # 2L-3L seed 6: not
+    reference = [config_hash(p.config) for p in plan[7:]]
+    assert set(reference[:3] + reference[4:]) <= chapter_runs and reference[3] not in chapter_runs  # seed 6
     # under constant_cooldown one model and seed is one trunk whatever its budget
-    assert runs.trunk_key(plan[0].config) == runs.trunk_key(plan[2].config) != runs.trunk_key(plan[1].config)
-    # at 20 updates 2L-2L ends 0.01 nats above, seed std 0.02 (0.5 std), 2L-3L 0.05 above (2.5 std); at 40
-    # updates (one seed) 2L-2L ends 0.03 above, in the seed std of its two-seed budget
+    assert runs.trunk_key(plan[0].config) == runs.trunk_key(plan[5].config) != runs.trunk_key(plan[1].config)
+    # at 20 updates 2L-2L ends 0.01 nats above, seed std 0.02 (0.5 std), 2L-3L 0.05 above (2.5 std), the
+    # one-seed 1L-2L 0.10 above; at 40 updates (one seed) 2L-2L ends 0.03 above, 2L-3L where the cosine does
     half = 0.02 / 2**0.5
     losses = {
         ("2L-2L", "constant_cooldown"): {20: [3.01 - half, 3.01 + half], 40: [2.83]},
         ("2L-2L", "cosine"): {20: [3.00 - half, 3.00 + half], 40: [2.80]},
         ("2L-3L", "constant_cooldown"): {20: [2.95 - half, 2.95 + half], 40: [2.7]},
         ("2L-3L", "cosine"): {20: [2.90 - half, 2.90 + half], 40: [2.7]},
+        ("1L-2L", "constant_cooldown"): {20: [3.2]},
+        ("1L-2L", "cosine"): {20: [3.1]},
     }
 
     def summary(p):
@@ -683,28 +693,42 @@ def test_the_schedule_check_pairs_each_seed_and_budget_under_both_schedules_and_
         return dataclasses.replace(end, curves=evaluations)
 
     comparison = bivariate.schedule_comparison(plan, [summary(p) for p in plan], reference="cosine")
-    assert list(comparison["test_set"]) == ["l10n", "ding"] * 4, "chapter order within a model and budget"
-    assert list(comparison["steps"]) == [20, 20, 40, 40] * 2
-    first = comparison.iloc[0]
-    assert (first["model"], first["schedule"], first["reference"], first["seeds"]) == (
-        "2L-2L",
-        "constant_cooldown",
-        "cosine",
-        2,
-    )
+    assert list(comparison["test_set"]) == ["l10n", "ding"] * 5, "chapter order within a model and budget"
+    assert list(zip(comparison["model"], comparison["steps"], strict=True))[::2] == [
+        ("1L-2L", 20),
+        ("2L-2L", 20),
+        ("2L-2L", 40),
+        ("2L-3L", 20),
+        ("2L-3L", 40),
+    ]
+    rows = comparison.set_index(["model", "steps"])[comparison["test_set"].to_numpy() == "l10n"]
+    first = rows.loc[("2L-2L", 20)]
+    assert (first["schedule"], first["reference"], first["seeds"]) == ("constant_cooldown", "cosine", 2)
     assert first["difference"] == pytest.approx(0.01)
     assert first["seed_std"] == pytest.approx(0.02)
     assert first["difference_in_std"] == pytest.approx(0.5)
-    longer = comparison.iloc[2]
-    assert (longer["steps"], longer["seeds"]) == (40, 1)
-    assert longer["seed_std"] == pytest.approx(0.02), "borrowed from the budget with two seeds"
+    longer = rows.loc[("2L-2L", 40)]
+    assert longer["seeds"] == 1 and longer["seed_std"] == pytest.approx(0.02), "the model's seeded budget"
     assert longer["difference_in_std"] == pytest.approx(1.5)
+    assert rows.loc[("1L-2L", 20), "seed_std"] == pytest.approx(0.02), "the test set's seeded rows"
     gate = bivariate.schedule_gate(comparison)
     assert (
         gate.measured == pytest.approx(2.5) and gate.passed is False and "2L-3L at 20 updates" in gate.detail
     )
-    # the one-seed budget is reported, not gated
-    assert bivariate.schedule_gate(comparison[comparison["model"] == "2L-2L"]).passed is True
+    # the one-seed rows are reported, not gated
+    assert bivariate.schedule_gate(comparison[comparison["model"] != "2L-3L"]).passed is True
+    # what depth buys under each schedule: the decoder family's effect shrinks at 20 updates and grows at 40
+    effects = bivariate.schedule_effects(comparison)
+    effects = effects[effects["test_set"] == "l10n"].set_index(["family", "steps"])
+    assert list(effects.index) == [("encoder", 20), ("decoder", 20), ("decoder", 40)]
+    assert effects.loc[("decoder", 20), "models"] == "2L-2L - 2L-3L"
+    assert effects.loc[("decoder", 20), ["checked_effect", "reference_effect", "change"]].tolist() == (
+        pytest.approx([0.06, 0.10, -0.4])
+    )
+    assert effects.loc[("decoder", 40), "change"] == pytest.approx(0.3)
+    assert effects.loc[("encoder", 20), ["checked_effect", "reference_effect"]].tolist() == pytest.approx(
+        [0.19, 0.10]
+    )
     # against the reference schedule at the best rate of a peak-rate sweep that has only 2L-2L
     best = pd.DataFrame(
         {
@@ -720,13 +744,17 @@ def test_the_schedule_check_pairs_each_seed_and_budget_under_both_schedules_and_
     assert against.loc["l10n", "best_lr"] == 0.004 and against.loc["ding", "best_lr"] == 0.003
     assert against["difference"].to_dict() == pytest.approx({"l10n": 0.02, "ding": -0.02})
     assert bivariate.schedule_check_plan({**params, "schedule_check": {}}) == []
+    as_json = {**check, "runs": {str(steps): models for steps, models in check["runs"].items()}}
+    assert bivariate.schedule_check_plan({**params, "schedule_check": as_json}) == plan, "papermill's keys"
     for bad, message in [
         ({**check, "schedule": "cosine"}, "is the chapter's own"),
-        ({**check, "seeds": 1}, "seeds must be an integer >= 2"),
-        ({**check, "models": "2L-2L"}, "models must be a list"),
-        ({**check, "models": ["deep"]}, "'deep' is not a model such as '2L-6L'"),
-        ({**check, "budgets": [20]}, "budgets must be integers above the chapter's 20 steps"),
-        ({**check, "steps": 40}, "expected {schedule"),
+        ({**check, "runs": {20: {"2L-2L": 1}}}, "no model has two seeds at a budget"),
+        ({**check, "runs": {10: {"2L-2L": 2}}}, "budget 10 is not an integer >= the chapter's 20"),
+        ({**check, "runs": {20: {"2L-2L": 0}}}, "20: 2L-2L: seeds must be an integer >= 1"),
+        ({**check, "runs": {20: ["2L-2L"]}}, "20: expected {<model>: <seeds>}"),
+        ({**check, "runs": [20]}, "runs must map budgets to models"),
+        ({**check, "runs": {20: {"deep": 2}}}, "20: 'deep' is not a model such as '2L-6L'"),
+        ({**check, "seeds": 3}, "expected {schedule"),
         ({"schedule": "constant_cooldown"}, "expected {schedule"),
     ]:
         with pytest.raises(ValueError, match=f"schedule_check: .*{re.escape(message)}"):

@@ -531,17 +531,21 @@ def schedule_comparison(
     plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], reference: str
 ) -> pd.DataFrame:
     """The schedule check (`schedule_check_plan`): one row per model, budget (`steps`) and test set with the
-    checked schedule and the `reference` one, the seeds, each schedule's mean over seeds of the loss at the
-    run's last evaluation (its end, where both schedules have decayed to zero; the chapter's final loss, a
-    median over the last evaluations, would take in one made half-way down a cool-down), the checked minus
-    the reference (nats), the seed std pooled over both schedules (at a budget with one seed, the model's at
-    the budget with the most seeds) and that difference in seed std. A schedule that ends where the reference
-    ends is within about one seed std: with three seeds each, the two means differ by 0.8 seed std on average
-    by chance alone."""
+    model's family (`approach`), the checked schedule and the `reference` one, the seeds, each schedule's mean
+    over seeds of the loss at the run's last evaluation (its end, where both schedules have decayed to zero;
+    the chapter's final loss, a median over the last evaluations, would take in one made half-way down a
+    cool-down), the checked minus the reference (nats), the seed std pooled over both schedules and that
+    difference in seed std. A row of one seed borrows the seed std of its model at its most-seeded budget,
+    else the median over the seeded rows of its test set. A schedule that ends where the reference ends is
+    within about one seed std: with three seeds each, the two means differ by 0.8 seed std on average by
+    chance alone."""
     table = pd.DataFrame(
         [
             {
                 "model": p.label,
+                "approach": p.approach,
+                "enc_layers": p.enc_layers,
+                "dec_layers": p.dec_layers,
                 "steps": p.config.train.steps,
                 "test_set": key.split("/", 1)[1],
                 "schedule": p.config.train.schedule,
@@ -554,7 +558,9 @@ def schedule_comparison(
         ]
     )
     (checked,) = {p.config.train.schedule for p in plan} - {reference}
-    by = table.groupby(["model", "steps", "test_set", "schedule"])["loss"]
+    by = table.groupby(["model", "approach", "enc_layers", "dec_layers", "steps", "test_set", "schedule"])[
+        "loss"
+    ]
     stats = pd.DataFrame({"mean": by.mean(), "var": by.var(), "seeds": by.count()}).unstack("schedule")
     rows = pd.DataFrame(
         {
@@ -567,12 +573,44 @@ def schedule_comparison(
             "seed_std": np.sqrt((stats[("var", checked)] + stats[("var", reference)]) / 2),
         }
     ).reset_index()
-    most_seeds = rows.sort_values("seeds").groupby(["model", "test_set"])["seed_std"].last()
-    borrowed = pd.Series(list(zip(rows["model"], rows["test_set"], strict=True))).map(most_seeds)
-    rows["seed_std"] = rows["seed_std"].fillna(borrowed)
+    seeded = rows.dropna(subset=["seed_std"])
+    of_model = seeded.sort_values("seeds").groupby(["model", "test_set"])["seed_std"].last()
+    of_test_set = seeded.groupby("test_set")["seed_std"].median()
+    keys = pd.Series(list(zip(rows["model"], rows["test_set"], strict=True)))
+    rows["seed_std"] = rows["seed_std"].fillna(keys.map(of_model)).fillna(rows["test_set"].map(of_test_set))
     rows["difference_in_std"] = rows["difference"] / rows["seed_std"]
     rows["test_set"] = pd.Categorical(rows["test_set"], [t for t in TEST_SETS if t in set(rows["test_set"])])
     return rows.sort_values(["model", "steps", "test_set"], ignore_index=True)
+
+
+def schedule_effects(comparison: pd.DataFrame) -> pd.DataFrame:
+    """What depth buys under each schedule of a `schedule_comparison`: for every budget, family ("encoder",
+    "decoder") and test set with two depths or more under both schedules, the mean loss of the shallowest
+    model minus that of the deepest (nats, the baseline included) under the checked schedule and under the
+    reference, and the checked effect's change from the reference's (a fraction). A schedule that trains
+    small and large models alike leaves the effect where it was; a change says the exponents would move."""
+    rows = []
+    for family in ("encoder", "decoder"):
+        depth = "dec_layers" if family == "decoder" else "enc_layers"
+        members = comparison[comparison["approach"].isin([family, "baseline"])]
+        for (steps, test_set), at in members.groupby(["steps", "test_set"], observed=True):
+            if at[depth].nunique() < 2:
+                continue
+            at = at.sort_values(depth)
+            checked = at["checked_loss"].iloc[0] - at["checked_loss"].iloc[-1]
+            reference = at["reference_loss"].iloc[0] - at["reference_loss"].iloc[-1]
+            rows.append(
+                {
+                    "steps": steps,
+                    "family": family,
+                    "models": f"{at['model'].iloc[0]} - {at['model'].iloc[-1]}",
+                    "test_set": test_set,
+                    "checked_effect": checked,
+                    "reference_effect": reference,
+                    "change": checked / reference - 1,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def schedule_gate(comparison: pd.DataFrame, max_std: float = 1.0) -> Gate:

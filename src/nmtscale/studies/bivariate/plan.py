@@ -160,42 +160,54 @@ def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
     return planned
 
 
-SCHEDULE_CHECK_KEYS = ("schedule", "models", "seeds", "budgets")
+SCHEDULE_CHECK_KEYS = ("schedule", "runs")
 
 
 def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
-    """Issue 47's schedule check, ``params["schedule_check"]`` (``{schedule, models, seeds, budgets}``; empty
-    for none): each En->De model of ``models`` ('2L-2L') trained at the chapter's budget with seeds ``seed``
-    .. ``seed + seeds - 1``, and at each longer budget of the optional ``budgets`` with seed ``seed``, under
+    """Issue 47's schedule check, ``params["schedule_check"]``: ``{schedule, runs}`` (empty for none), where
+    ``runs`` maps a budget (updates, the chapter's or longer) to the En->De models trained at it and their
+    seeds (``{4000: {2L-2L: 3, 2L-6L: 1}}``: seeds ``seed`` .. ``seed + n - 1``). Each run is planned under
     ``schedule`` and under the chapter's own ``schedule`` (the chapter's runs, same ids, where it trains that
-    model with that seed at that budget), checked runs first. Under "constant_cooldown" the runs of one model
-    and seed share a trunk: each longer budget costs its stretch and its cool-down."""
+    model with that seed at that budget), checked runs first. At least one model needs two seeds at one
+    budget: the seed std the check is measured in. Under "constant_cooldown" the runs of one model and seed
+    share a trunk: each longer budget costs its stretch and its cool-down."""
     check = params.get("schedule_check") or {}
     if not check:
         return []
     where = "schedule_check"
-    required = set(SCHEDULE_CHECK_KEYS) - {"budgets"}
-    if not isinstance(check, Mapping) or not required <= set(check) <= set(SCHEDULE_CHECK_KEYS):
+    if not isinstance(check, Mapping) or set(check) != set(SCHEDULE_CHECK_KEYS):
         raise ValueError(
-            f"{where}: expected {{schedule: <name>, models: ['2L-2L', ...], seeds: <int>}} and optionally "
-            f"budgets: [<steps>, ...], got {check!r}"
+            f"{where}: expected {{schedule: <name>, runs: {{<steps>: {{<model>: <seeds>, ...}}, ...}}}}, "
+            f"got {check!r}"
         )
     if check["schedule"] == params["schedule"]:
         raise ValueError(f"{where}: schedule {check['schedule']!r} is the chapter's own: nothing to compare")
-    if not isinstance(check["seeds"], int) or check["seeds"] < 2:
+    planned = check["runs"]
+    if not isinstance(planned, Mapping) or not planned:
         raise ValueError(
-            f"{where}: seeds must be an integer >= 2 (a seed std needs two), not {check['seeds']!r}"
+            f"{where}: runs must map budgets to models, such as {{4000: {{2L-2L: 3}}}}: {planned!r}"
         )
-    if not isinstance(check["models"], list) or not check["models"]:
-        raise ValueError(f"{where}: models must be a list such as ['2L-2L'], not {check['models']!r}")
-    budgets = check.get("budgets") or []
-    if any(not isinstance(n, int) or n <= params["steps"] for n in budgets):
+    to_plan = []
+    for budget, models in planned.items():
+        # papermill hands a chapter its parameters as JSON, whose keys are strings
+        steps = int(budget) if isinstance(budget, str) and budget.isdigit() else budget
+        if not isinstance(steps, int) or steps < params["steps"]:
+            raise ValueError(
+                f"{where}: runs: budget {steps!r} is not an integer >= the chapter's {params['steps']}"
+            )
+        if not isinstance(models, Mapping) or not models:
+            raise ValueError(f"{where}: runs: {steps}: expected {{<model>: <seeds>}}, got {models!r}")
+        for label, seeds in models.items():
+            if not isinstance(seeds, int) or seeds < 1:
+                raise ValueError(
+                    f"{where}: runs: {steps}: {label}: seeds must be an integer >= 1, not {seeds!r}"
+                )
+            depths = _model_depths(label, params, f"{where}: runs: {steps}")
+            to_plan += [(steps, depths, seed) for seed in range(params["seed"], params["seed"] + seeds)]
+    if all(seeds < 2 for models in planned.values() for seeds in models.values()):
         raise ValueError(
-            f"{where}: budgets must be integers above the chapter's {params['steps']} steps: {budgets!r}"
+            f"{where}: runs: no model has two seeds at a budget: nothing to measure the check in"
         )
-    models = [_model_depths(label, params, where) for label in check["models"]]
-    seeds = [(params["steps"], seed) for seed in range(params["seed"], params["seed"] + check["seeds"])]
-    seeds += [(steps, params["seed"]) for steps in budgets]
     return [
         _depth_run(
             at_steps(
@@ -206,8 +218,7 @@ def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
             *depths,
         )
         for schedule in (check["schedule"], params["schedule"])
-        for depths in models
-        for steps, seed in seeds
+        for steps, depths, seed in to_plan
     ]
 
 

@@ -48,7 +48,9 @@
 #   {glue:text}`gap_largest_prefixlm_toponly_deep:.3f`, CausalLM + TgtOnly + Deep from
 #   {glue:text}`gap_smallest_causallm_tgtonly_deep:.3f` to
 #   {glue:text}`gap_largest_causallm_tgtonly_deep:.3f`), mostly past size 4; the Wide ones do not narrow
-#   theirs (PrefixLM + TopOnly + Wide from {glue:text}`gap_smallest_prefixlm_toponly_wide:.3f` to
+#   theirs (PrefixLM + Wide from {glue:text}`gap_smallest_prefixlm_wide:.3f` to
+#   {glue:text}`gap_largest_prefixlm_wide:.3f`, PrefixLM + TopOnly + Wide from
+#   {glue:text}`gap_smallest_prefixlm_toponly_wide:.3f` to
 #   {glue:text}`gap_largest_prefixlm_toponly_wide:.3f`, CausalLM + TgtOnly + Wide from
 #   {glue:text}`gap_smallest_causallm_tgtonly_wide:.3f` to {glue:text}`gap_largest_causallm_tgtonly_wide:.3f`)
 #   and CausalLM's grows (CausalLM + Deep from {glue:text}`gap_smallest_causallm_deep:.3f` to
@@ -66,8 +68,8 @@
 #   source: their losses agree to the last digit), and at the larger sizes they stay within the noise, so the
 #   causal mask itself costs nothing we can measure. LM + Deep is ahead of LM + Wide beyond the noise at size
 #   2 in all four architectures and at the smallest size in one; the paper says the difference fades at scale,
-#   but at size 8 it is larger than at size 1 for PrefixLM + TopOnly and CausalLM + TgtOnly (the table: not
-#   reproduced). TopOnly is behind full PrefixLM at the smallest size, not ahead.
+#   but at size 8 it is larger than at size 1 for PrefixLM, PrefixLM + TopOnly and CausalLM + TgtOnly (the
+#   table: not reproduced). TopOnly is behind full PrefixLM at the smallest size, not ahead.
 # - **Eq. 7 fits with four sizes.** With three parameters and four points per family, the exponents' 95%
 #   intervals are {glue:text}`alpha_interval_width:.3f` wide (median), narrow enough to compare: the exponent
 #   moves with the evaluation setting (source- vs target-original, source length) by more than its intervals,

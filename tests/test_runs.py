@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +43,26 @@ def test_a_finished_run_returns_its_summary_without_training(store, monkeypatch)
 
     monkeypatch.setattr(runs, "train", lambda *args: pytest.fail("a finished run was trained again"))
     assert runs.run(cfg) == first
+
+
+def test_a_run_known_only_from_its_record_is_trained_again_for_its_model_and_says_how_far_it_ends(
+    store, monkeypatch, capsys
+):
+    monkeypatch.setenv("NMTSCALE_RESULTS", str(store / "results"))
+    cfg = from_dict(user_run(store))
+    first = runs.run(cfg)
+    recorded = runs.recorded_summary(cfg)
+    assert recorded is not None and recorded.final_loss == first.final_loss
+    shutil.rmtree(runs.run_dir(cfg))  # a fresh clone: the record, no model
+    # the record as another CPU wrote it: its losses a little off those this machine trains to
+    elsewhere = dataclasses.replace(
+        recorded, final_loss={k: v + 0.0123 for k, v in recorded.final_loss.items()}
+    )
+    directory = runs.model_directory(elsewhere)
+    assert (directory / "model.pt").exists()
+    message = capsys.readouterr().err
+    assert "training it again" in message
+    assert "trained again, it ends within 0.0123 nats of its record (largest on en-de/toy" in message
 
 
 def test_an_interrupted_run_has_no_summary_and_resumes_to_the_same_result(store, monkeypatch):

@@ -726,6 +726,14 @@ def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_see
         pytest.approx([0.06, 0.10, -0.4])
     )
     assert effects.loc[("decoder", 40), "change"] == pytest.approx(0.3)
+    effect_gate = bivariate.schedule_effect_gate(bivariate.schedule_effects(comparison))
+    assert (
+        effect_gate.passed is False and "encoder family (1L-2L - 2L-2L) at 20 updates" in effect_gate.detail
+    )
+    assert effect_gate.measured == pytest.approx(0.9)  # 0.10 -> 0.19 nats
+    within = bivariate.schedule_effects(comparison[comparison["steps"] == 40])
+    assert bivariate.schedule_effect_gate(within, max_change=0.35).passed is True
+    assert bivariate.schedule_effect_gate(within.iloc[:0]).passed is None
     assert effects.loc[("encoder", 20), ["checked_effect", "reference_effect"]].tolist() == pytest.approx(
         [0.19, 0.10]
     )

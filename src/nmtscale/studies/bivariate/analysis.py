@@ -605,6 +605,8 @@ def schedule_effects(comparison: pd.DataFrame) -> pd.DataFrame:
                     "family": family,
                     "models": f"{at['model'].iloc[0]} - {at['model'].iloc[-1]}",
                     "test_set": test_set,
+                    "schedule": at["schedule"].iloc[0],
+                    "reference": at["reference"].iloc[0],
                     "checked_effect": checked,
                     "reference_effect": reference,
                     "change": checked / reference - 1,
@@ -625,6 +627,23 @@ def schedule_gate(comparison: pd.DataFrame, max_std: float = 1.0) -> Gate:
         bool(abs(worst["difference_in_std"]) <= max_std),
         f"{worst['model']} at {worst['steps']:,} updates on {worst['test_set']}: {worst['difference']:+.4f} "
         f"nats, {worst['seeds']} seeds each",
+    )
+
+
+def schedule_effect_gate(effects: pd.DataFrame, max_change: float = 0.15) -> Gate:
+    """Whether what depth buys is the same under both schedules of a `schedule_effects` table: its largest
+    relative change, passed within `max_change` (chapter 1's budget-stability threshold). Where it holds, a
+    schedule that lowers every loss leaves the exponents where they were; NaN where no family is compared."""
+    if effects.empty:
+        return Gate("schedule check: what depth buys", math.nan, f"within +-{max_change:.0%}", None)
+    worst = effects.loc[effects["change"].abs().idxmax()]
+    return Gate(
+        f"schedule check: what depth buys, {worst['schedule']} vs {worst['reference']}",
+        float(worst["change"]),
+        f"within +-{max_change:.0%}",
+        bool((effects["change"].abs() <= max_change).all()),
+        f"{worst['family']} family ({worst['models']}) at {worst['steps']:,} updates on {worst['test_set']}: "
+        f"{worst['reference_effect']:.3f} -> {worst['checked_effect']:.3f} nats",
     )
 
 

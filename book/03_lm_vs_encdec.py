@@ -36,7 +36,8 @@
 # {glue:text}`size_effect_max:.0f` seed standard deviations (the gates below). It is not yet a scale for laws,
 # and the gates say so too: {glue:text}`family_sizes_min:.0f` sizes over {glue:text}`n_span_min:.0f`x in N in
 # the narrowest family ({glue:text}`spanning`), and doubling the budget moves the size
-# effects (sizes 1 to 4) by {glue:text}`budget_change_min:+.0%` to {glue:text}`budget_change_max:+.0%`,
+# effects (from the smallest to the largest model the budget check trains again) by
+# {glue:text}`budget_change_min:+.0%` to {glue:text}`budget_change_max:+.0%`,
 # outside the ±15% of a stable trend, because every model is still limited by its training steps. On that
 # footing:
 #

@@ -458,7 +458,7 @@ def test_an_exponent_leaving_its_bound_zero_is_an_unbounded_change():
     assert "unbounded" in shown and "inf" not in shown
 
 
-def test_rate_seed_differences_compare_the_seeds_of_one_model_at_one_rate():
+def test_seed_differences_compare_the_seeds_of_one_model_at_one_rate():
     table = pd.DataFrame(
         {
             "model": ["2L-2L"] * 4 + ["1L-2L"],
@@ -468,7 +468,7 @@ def test_rate_seed_differences_compare_the_seeds_of_one_model_at_one_rate():
             "loss": [3.45, 3.25, 3.3, 3.3, 3.2],
         }
     )
-    differences = bivariate.rate_seed_differences(table)
+    differences = bivariate.seed_differences_at_values(table)
     assert list(differences.index) == [("2L-2L", 0.004)], "one seed per rate elsewhere"
     assert differences.loc[("2L-2L", 0.004), "l10n"] == pytest.approx(0.2)
 
@@ -612,7 +612,7 @@ def test_the_learning_rate_sweep_plans_each_model_at_its_rates_and_marks_the_bes
     params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
     sweep = {"2L-2L": [0.001, 0.004, 0.004], "1L-2L": [0.001], "2L-3L": [0.001]}
     params = {**params, "long_models": {"encoder": [1], "decoder": [3]}, "lr": 0.002, "lr_sweep": sweep}
-    plan = bivariate.learning_rate_plan(params)
+    plan = bivariate.hyperparameter_plan(params, "lr_sweep")
     assert [(p.label, p.approach, p.config.train.lr, p.seed) for p in plan] == [
         *[("2L-2L", "baseline", 0.002, 0), ("2L-2L", "baseline", 0.001, 0)],
         *[("2L-2L", "baseline", 0.004, 0), ("2L-2L", "baseline", 0.004, 1)],  # listed twice: a second seed
@@ -630,17 +630,58 @@ def test_the_learning_rate_sweep_plans_each_model_at_its_rates_and_marks_the_bes
         summary_for(p, {"l10n": losses.get((p.label, p.config.train.lr), 4.0 - p.config.train.lr)})
         for p in plan
     ]
-    table = bivariate.learning_rate_table(plan, summaries)
+    table = bivariate.hyperparameter_table(plan, summaries, "lr_sweep")
     best = table[table["best_lr"]].set_index("model")["lr"].to_dict()
     assert best == {"2L-2L": 0.004, "1L-2L": 0.002, "2L-3L": 0.001}
-    by_model = bivariate.best_rates(table)
+    by_model = bivariate.best_values(table)
     assert by_model[("lr", "l10n")].to_dict() == best
     assert by_model.loc["2L-3L", ("loss", "l10n")] == 3.0
-    assert bivariate.learning_rate_chart(table).to_dict()["facet"]["column"]["field"] == "test_set"
+    assert bivariate.hyperparameter_chart(table).to_dict()["facet"]["column"]["field"] == "test_set"
     with pytest.raises(ValueError, match="lr_sweep: 'deep' is not a model such as '2L-6L'"):
-        bivariate.learning_rate_plan({**params, "lr_sweep": {"deep": [0.001]}})
-    with pytest.raises(ValueError, match="lr_sweep: 2L-2L: the rates must be positive numbers"):
-        bivariate.learning_rate_plan({**params, "lr_sweep": {"2L-2L": [0.0]}})
+        bivariate.hyperparameter_plan({**params, "lr_sweep": {"deep": [0.001]}}, "lr_sweep")
+    with pytest.raises(ValueError, match="lr_sweep: 2L-2L: the values must be positive numbers"):
+        bivariate.hyperparameter_plan({**params, "lr_sweep": {"2L-2L": [0.0]}}, "lr_sweep")
+
+
+def test_the_beta2_sweep_changes_only_adams_second_beta_and_reports_the_gain_at_the_best():
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    params = {**params, "beta2_sweep": {"2L-2L": [0.95, 0.999, 0.999], "1L-2L": [0.99]}}
+    plan = bivariate.hyperparameter_plan(params, "beta2_sweep")
+    chapter = bivariate.base_config(params).train
+    assert [(p.label, p.config.train.adam_betas, p.seed) for p in plan] == [
+        ("2L-2L", chapter.adam_betas, 0),
+        ("2L-2L", [chapter.adam_betas[0], 0.95], 0),
+        ("2L-2L", [chapter.adam_betas[0], 0.999], 0),
+        ("2L-2L", [chapter.adam_betas[0], 0.999], 1),
+        ("1L-2L", chapter.adam_betas, 0),
+        ("1L-2L", [chapter.adam_betas[0], 0.99], 0),
+    ]
+    assert {p.config.train.lr for p in plan} == {chapter.lr}
+    # at the chapter's own beta2 the sweep reads the chapter's runs
+    chapter_runs = {config_hash(p.config) for p in bivariate.chapter_plan(params)}
+    assert config_hash(plan[0].config) in chapter_runs
+    # 0.999 (mean of two seeds 3.1 and 3.3) beats 0.98 (3.25) for 2L-2L; 1L-2L is best at 0.98
+    losses = {
+        ("2L-2L", 0.98, 0): 3.25,
+        ("2L-2L", 0.95, 0): 3.4,
+        ("2L-2L", 0.999, 0): 3.1,
+        ("2L-2L", 0.999, 1): 3.3,
+        ("1L-2L", 0.98, 0): 3.0,
+        ("1L-2L", 0.99, 0): 3.02,
+    }
+    summaries = [
+        summary_for(p, {"l10n": losses[(p.label, p.config.train.adam_betas[1], p.seed)]}) for p in plan
+    ]
+    table = bivariate.hyperparameter_table(plan, summaries, "beta2_sweep")
+    assert set(table["beta2"]) == {0.98, 0.95, 0.999, 0.99} and "best_beta2" in table
+    gains = bivariate.gains_at_best(table, "beta2", 0.98).set_index("model")
+    assert gains.loc["2L-2L", "best_beta2"] == 0.999 and gains.loc["2L-2L", "gain"] == pytest.approx(0.05)
+    assert gains.loc["1L-2L", "best_beta2"] == 0.98 and gains.loc["1L-2L", "gain"] == 0
+    assert "1 - AdamW beta2" in json.dumps(bivariate.hyperparameter_chart(table, "beta2").to_dict())
+    with pytest.raises(ValueError, match="no run at the chapter's beta2 0.9"):
+        bivariate.gains_at_best(table, "beta2", 0.9)
+    with pytest.raises(ValueError, match=r"beta2_sweep: 1L-2L: the values must be in \(0, 1\)"):
+        bivariate.hyperparameter_plan({**params, "beta2_sweep": {"1L-2L": [1.0]}}, "beta2_sweep")
 
 
 def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_seed_std():
@@ -726,6 +767,54 @@ def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_see
         pytest.approx([0.06, 0.10, -0.4])
     )
     assert effects.loc[("decoder", 40), "change"] == pytest.approx(0.3)
+    # under the checked schedule the decoder effect grows from 0.06 to 0.13 nats when the budget doubles
+    all_effects = bivariate.schedule_effects(comparison)
+    changes = bivariate.schedule_budget_changes(all_effects)
+    assert list(changes["test_set"]) == ["l10n", "ding"], (
+        "the encoder family has one budget: nothing to compare"
+    )
+    first = changes.iloc[0]
+    assert (first["family"], first["steps"], first["longer_steps"]) == ("decoder", 20, 40)
+    assert first[["checked_before", "checked_after", "reference_before", "reference_after"]].tolist() == (
+        pytest.approx([0.06, 0.13, 0.10, 0.10])
+    )
+    assert first[["checked_change", "reference_change"]].tolist() == pytest.approx([0.13 / 0.06 - 1, 0.0])
+    stability = bivariate.schedule_budget_gates(changes)
+    assert [g.gate for g in stability] == [
+        f"schedule check: budget stability 20->40 under constant_cooldown, decoder effect en-de {t} "
+        "(relative change)"
+        for t in ("l10n", "ding")
+    ]
+    assert [g.measured for g in stability] == pytest.approx([0.13 / 0.06 - 1] * 2)
+    assert {g.passed for g in stability} == {False}
+    assert {g.passed for g in bivariate.schedule_budget_gates(changes, max_change=1.2)} == {True}
+    other_models = all_effects.assign(models=np.where(all_effects["steps"] == 40, "2L-2L - 2L-6L", "x"))
+    assert bivariate.schedule_budget_changes(other_models).empty, "effects of other models are not compared"
+    assert bivariate.schedule_budget_changes(all_effects.iloc[:0]).empty
+    assert bivariate.schedule_budget_gates(bivariate.schedule_budget_changes(all_effects.iloc[:0])) == []
+    numbers = bivariate.schedule_numbers(comparison, all_effects, changes)
+    assert numbers["schedule_longest_steps"] == "40"
+    assert [numbers[f"schedule_difference_{end}"] for end in ("min", "max")] == pytest.approx([0.0, 0.10])
+    assert [numbers[f"schedule_longest_difference_{end}"] for end in ("min", "max")] == pytest.approx(
+        [0, 0.03]
+    )
+    assert [numbers[f"schedule_decoder_change_{end}"] for end in ("min", "max")] == pytest.approx([-0.4, 0.3])
+    assert numbers["schedule_encoder_change_max"] == pytest.approx(0.9)
+    assert numbers["schedule_encoder_effect_checked_min"] == pytest.approx(0.19)
+    assert [numbers[f"schedule_decoder_effect_reference_{end}"] for end in ("min", "max")] == pytest.approx(
+        [0.10, 0.10]
+    )
+    assert numbers["schedule_budget_decoder_checked_max"] == pytest.approx(0.13 / 0.06 - 1)
+    assert numbers["schedule_budget_decoder_reference_min"] == pytest.approx(0.0)
+    assert np.isnan(numbers["schedule_budget_encoder_checked_min"]), "the encoder family has one budget"
+    nothing = bivariate.schedule_numbers(
+        pd.DataFrame({"steps": [], "difference": []}), pd.DataFrame(), pd.DataFrame()
+    )
+    assert set(nothing) == set(numbers) and all(np.isnan(v) for k, v in nothing.items() if k.endswith("_max"))
+    spec = bivariate.schedule_effects_chart(all_effects).to_dict()
+    assert spec["facet"]["row"]["field"] == "family" and spec["facet"]["column"]["field"] == "test_set"
+    drawn = next(iter(spec["datasets"].values()))
+    assert {row["schedule_name"] for row in drawn} == {"constant_cooldown", "cosine"}
     effect_gate = bivariate.schedule_effect_gate(bivariate.schedule_effects(comparison))
     assert (
         effect_gate.passed is False and "encoder family (1L-2L - 2L-2L) at 20 updates" in effect_gate.detail

@@ -22,7 +22,7 @@ from nmtscale.laws.fitting import Diagnostics, Fit
 from nmtscale.laws.uncertainty import Uncertainty
 from nmtscale.record import RunSummary
 from nmtscale.studies import sweeps
-from nmtscale.studies.bivariate.plan import TEST_SETS, base_config
+from nmtscale.studies.bivariate.plan import SWEEPS, TEST_SETS, base_config, sweep_value
 from nmtscale.studies.claims import Gate, overfitting_gate
 
 FIT_APPROACHES = ("baseline", "encoder", "decoder")
@@ -35,15 +35,18 @@ HELD_OUT_APPROACH = "symmetric"
 MIN_LAW_SIZES = 4
 
 
-def learning_rate_table(plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:
-    """`sweeps.run_table` of a `learning_rate_plan` with its `lr` column, and `best_lr`: whether the rate
-    gives the model its lowest loss on that test set."""
+def hyperparameter_table(
+    plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], sweep: str
+) -> pd.DataFrame:
+    """`sweeps.run_table` of a `hyperparameter_plan` with the swept value's column (`SWEEPS`: `lr` or
+    `beta2`) and `best_<column>`: whether the value gives the model its lowest loss on that test set."""
+    column = SWEEPS[sweep]
     table = sweeps.run_table(plan, summaries)
-    table["lr"] = table["run_id"].map(
-        {s.run_id: p.config.train.lr for p, s in zip(plan, summaries, strict=True)}
+    table[column] = table["run_id"].map(
+        {s.run_id: sweep_value(p.config, column) for p, s in zip(plan, summaries, strict=True)}
     )
     lowest = table.groupby(["model", "test_set"])["loss"].transform("min")
-    return table.assign(best_lr=table["loss"] == lowest)
+    return table.assign(**{f"best_{column}": table["loss"] == lowest})
 
 
 @dataclass
@@ -510,18 +513,45 @@ def last_doubling_gain(losses: pd.DataFrame, model: str) -> tuple[int, pd.Series
     return int(of_model.index[-1]), of_model.iloc[-2] - of_model.iloc[-1]
 
 
-def best_rates(table: pd.DataFrame) -> pd.DataFrame:
-    """Each model's best peak rate per test set in a `learning_rate_table` (the mean over seeds at each rate):
-    one row per model, columns (loss, test set) and (lr, test set)."""
-    means = table.groupby(["model", "test_set", "lr"], as_index=False)["loss"].mean()
+def best_values(table: pd.DataFrame, column: str = "lr") -> pd.DataFrame:
+    """Each model's best value of `column` per test set in a `hyperparameter_table` (the mean over seeds at
+    each value): one row per model, columns (loss, test set) and (`column`, test set)."""
+    means = table.groupby(["model", "test_set", column], as_index=False)["loss"].mean()
     best = means.loc[means.groupby(["model", "test_set"])["loss"].idxmin()]
-    return best.pivot_table(index="model", columns="test_set", values=["loss", "lr"])
+    return best.pivot_table(index="model", columns="test_set", values=["loss", column])
 
 
-def rate_seed_differences(table: pd.DataFrame) -> pd.DataFrame:
-    """For every model and peak rate of a `learning_rate_table` trained with two or more seeds: the largest
-    difference between its seeds' final losses (nats) per test set, one row per (model, lr)."""
-    losses = table.groupby(["model", "lr", "test_set"])["loss"]
+def gains_at_best(table: pd.DataFrame, column: str, chapter_value: float) -> pd.DataFrame:
+    """What each model's best value of `column` gains over the chapter's own (`chapter_value`) in a
+    `hyperparameter_table`, per test set (means over seeds): one row per model and test set with both values,
+    their losses and the gain (nats, >= 0; 0 where the chapter's value is the best)."""
+    means = table.groupby(["model", "test_set", column], as_index=False, sort=False)["loss"].mean()
+    rows = []
+    for (model, test_set), at in means.groupby(["model", "test_set"], sort=False):
+        best = at.loc[at["loss"].idxmin()]
+        chapter = at.loc[at[column] == chapter_value, "loss"]
+        if chapter.empty:
+            raise ValueError(f"{model} on {test_set}: no run at the chapter's {column} {chapter_value}")
+        rows.append(
+            {
+                "model": model,
+                "test_set": test_set,
+                f"chapter_{column}": chapter_value,
+                "chapter_loss": float(chapter.iloc[0]),
+                f"best_{column}": best[column],
+                "best_loss": best["loss"],
+                "gain": float(chapter.iloc[0]) - best["loss"],
+            }
+        )
+    frame = pd.DataFrame(rows)
+    order = {name: i for i, name in enumerate([*dict.fromkeys(frame["model"]), *TEST_SETS])}
+    return frame.sort_values(["model", "test_set"], key=lambda c: c.map(order), ignore_index=True)
+
+
+def seed_differences_at_values(table: pd.DataFrame, column: str = "lr") -> pd.DataFrame:
+    """For every model and value of `column` in a `hyperparameter_table` trained with two or more seeds: the
+    largest difference between its seeds' final losses (nats) per test set, one row per (model, value)."""
+    losses = table.groupby(["model", column, "test_set"])["loss"]
     repeated = losses.count() >= 2
     spread = (losses.max() - losses.min())[repeated]
     return spread.unstack("test_set")[[t for t in TEST_SETS if t in set(table["test_set"])]]
@@ -647,9 +677,94 @@ def schedule_effect_gate(effects: pd.DataFrame, max_change: float = 0.15) -> Gat
     )
 
 
+def schedule_budget_changes(effects: pd.DataFrame) -> pd.DataFrame:
+    """How what depth buys changes with the budget under each schedule of a `schedule_effects` table: for
+    each family's effect (the same two models) from each budget to the next one that has them, per test set
+    in the chapter's order, the effect before and after and its relative change under the checked schedule
+    and under the reference."""
+    rows = []
+    if effects.empty:
+        return pd.DataFrame(rows)
+    order = {t: i for i, t in enumerate(TEST_SETS)}
+    for _, at in effects.groupby(["family", "models", effects["test_set"].map(order)], sort=False):
+        for before, after in itertools.pairwise(at.sort_values("steps").itertuples()):
+            rows.append(
+                {
+                    "family": before.family,
+                    "models": before.models,
+                    "test_set": before.test_set,
+                    "steps": before.steps,
+                    "longer_steps": after.steps,
+                    "schedule": before.schedule,
+                    "reference": before.reference,
+                    "checked_before": before.checked_effect,
+                    "checked_after": after.checked_effect,
+                    "checked_change": after.checked_effect / before.checked_effect - 1,
+                    "reference_before": before.reference_effect,
+                    "reference_after": after.reference_effect,
+                    "reference_change": after.reference_effect / before.reference_effect - 1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def schedule_budget_gates(changes: pd.DataFrame, max_change: float = 0.15) -> list[Gate]:
+    """The budget stability of what depth buys under the checked schedule, one gate per row of
+    `schedule_budget_changes`: its relative change within `max_change` (the reference schedule's own budget
+    stability is `scale_gates`')."""
+    return [
+        _effect_change_gate(
+            f"schedule check: budget stability {row.steps:,}->{row.longer_steps:,} under {row.schedule}, "
+            f"{row.family} effect en-de {row.test_set} (relative change)",
+            row.checked_before,
+            row.checked_after,
+            row.steps,
+            row.longer_steps,
+            max_change,
+        )
+        for row in changes.itertuples()
+    ]
+
+
+def schedule_numbers(
+    comparison: pd.DataFrame, effects: pd.DataFrame, changes: pd.DataFrame
+) -> dict[str, float | str]:
+    """The schedule check's numbers chapter 1's prose quotes (through glue), NaN where a table has none: the
+    range of checked minus reference (`schedule_difference_*`) and at the longest budget
+    (`schedule_longest_*`), of what depth buys under each schedule (`schedule_<family>_effect_<checked|
+    reference>_*`, nats) and its change between the schedules (`schedule_effect_change_*`, per family
+    `schedule_<family>_change_*`), and of each family's change per budget step under each schedule
+    (`schedule_budget_<family>_<checked|reference>_*`)."""
+
+    def span(values: pd.Series) -> tuple[float, float]:
+        return (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
+
+    numbers: dict[str, float | str] = {}
+    longest = comparison[comparison["steps"] == comparison["steps"].max()]
+    numbers["schedule_longest_steps"] = f"{longest['steps'].max():,.0f}"
+    ranges = {
+        "schedule_difference": comparison["difference"],
+        "schedule_longest_difference": longest["difference"],
+        "schedule_effect_change": effects["change"] if len(effects) else pd.Series(dtype=float),
+    }
+    for family in ("encoder", "decoder"):
+        of_family = effects[effects["family"] == family] if len(effects) else pd.DataFrame({"change": []})
+        ranges[f"schedule_{family}_change"] = of_family["change"]
+        for side in ("checked", "reference"):
+            ranges[f"schedule_{family}_effect_{side}"] = of_family.get(
+                f"{side}_effect", pd.Series(dtype=float)
+            )
+        steps = changes[changes["family"] == family] if len(changes) else pd.DataFrame(columns=["x"])
+        for side in ("checked", "reference"):
+            ranges[f"schedule_budget_{family}_{side}"] = steps.get(f"{side}_change", pd.Series(dtype=float))
+    for name, values in ranges.items():
+        numbers[f"{name}_min"], numbers[f"{name}_max"] = span(values)
+    return numbers
+
+
 def schedule_against_best_rates(comparison: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
     """The checked schedule of a `schedule_comparison` against the reference schedule at each model's best
-    peak rate in the sweep (`best_rates`, at the chapter's budget, the comparison's shortest): one row per
+    peak rate in the sweep (`best_values`, at the chapter's budget, the comparison's shortest): one row per
     model the sweep has and test set, with that rate, its loss, the checked schedule's and the difference
     (nats)."""
     at_budget = comparison["steps"] == comparison["steps"].min()
@@ -927,17 +1042,23 @@ def _budget_stability_gates(
                     Gate(name, math.nan, "", None, "the family's extremes are not both trained longer")
                 )
                 continue
-            change = after / before - 1
-            gates.append(
-                Gate(
-                    name,
-                    change,
-                    f"within +-{max_change:.0%}",
-                    bool(abs(change) <= max_change),
-                    f"{before:.3f} nats at {b:,} updates, {after:.3f} at {b_long:,}",
-                )
-            )
+            gates.append(_effect_change_gate(name, before, after, b, b_long, max_change))
     return gates
+
+
+def _effect_change_gate(
+    name: str, before: float, after: float, b: int, b_long: int, max_change: float
+) -> Gate:
+    """An effect of `before` nats at `b` updates and `after` at `b_long`, passed if its relative change is
+    within `max_change`."""
+    change = after / before - 1
+    return Gate(
+        name,
+        change,
+        f"within +-{max_change:.0%}",
+        bool(abs(change) <= max_change),
+        f"{before:.3f} nats at {b:,} updates, {after:.3f} at {b_long:,}",
+    )
 
 
 def _coverage_gates(rows: pd.DataFrame, direction: str, min_span: float, where: str = "") -> list[Gate]:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from nmtscale import charts
 from nmtscale.studies.bivariate.analysis import Analysis, fitted_curves, narrower, reducible_band
+from nmtscale.studies.bivariate.plan import TEST_SETS
 
 # Ghorbani Sec. 2.3: symmetric scaling of their models puts N_d / N at 0.55 (drawn beside ours in Fig. 6)
 PAPER_SYMMETRIC_FRACTION = 0.55
@@ -182,20 +183,64 @@ def budget_chart(curves: pd.DataFrame, test_set: str) -> alt.Chart:
     )
 
 
-def learning_rate_chart(table: pd.DataFrame) -> alt.FacetChart:
-    """`learning_rate_table` as final loss against peak rate, one line per model (the mean over its seeds,
-    each seed a point), one panel per test set."""
+def hyperparameter_chart(table: pd.DataFrame, column: str = "lr") -> alt.FacetChart:
+    """`hyperparameter_table` as final loss against the swept value (the peak rate on a log axis; beta2 as
+    1 - beta2, the averaging horizon's inverse, on a log axis too), one line per model (the mean over its
+    seeds, each seed a point), one panel per test set."""
+    if column == "beta2":
+        table = table.assign(one_minus_beta2=1 - table["beta2"])
+        x = alt.X("one_minus_beta2:Q", scale=alt.Scale(type="log"), title="1 - AdamW beta2")
+    else:
+        x = alt.X("lr:Q", scale=alt.Scale(type="log"), title="peak learning rate")
     base = alt.Chart(table).encode(
-        x=alt.X("lr:Q", scale=alt.Scale(type="log"), title="peak learning rate"),
+        x=x,
         y=alt.Y("loss:Q", scale=alt.Scale(zero=False), title="final test loss (nats)"),
         color=alt.Color("model:N"),
     )
     points = base.mark_point(filled=True).encode(
-        tooltip=["model", "seed", alt.Tooltip("lr:Q", format=".0e"), alt.Tooltip("loss:Q", format=".4f")]
+        tooltip=[
+            "model",
+            "seed",
+            alt.Tooltip(f"{column}:Q", format=".4g"),
+            alt.Tooltip("loss:Q", format=".4f"),
+        ]
     )
     return (
         alt.layer(base.mark_line().encode(y="mean(loss):Q"), points)
         .properties(width=170, height=200)
         .facet(column=alt.Column("test_set:N", title=None))
+        .resolve_scale(y="independent")
+    )
+
+
+def schedule_effects_chart(effects: pd.DataFrame) -> alt.FacetChart:
+    """`schedule_effects` as what depth buys (shallowest minus deepest model, nats) against the budget, one
+    line per schedule, one panel per family and test set: where the two lines run apart, the schedule moves
+    the exponents; where a line keeps climbing, that family is still training-limited under it."""
+    long = pd.concat(
+        [
+            effects.assign(schedule_name=effects[name], effect=effects[column])
+            for name, column in (("schedule", "checked_effect"), ("reference", "reference_effect"))
+        ],
+        ignore_index=True,
+    )
+    lines = (
+        alt.Chart()
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("steps:Q", scale=alt.Scale(type="log"), title="budget (updates)"),
+            y=alt.Y("effect:Q", title="shallowest minus deepest (nats)"),
+            color=alt.Color("schedule_name:N", title="schedule"),
+            tooltip=["models", "test_set", "steps", "schedule_name", alt.Tooltip("effect:Q", format=".4f")],
+        )
+    )
+    zero = alt.Chart().mark_rule(color="gray").encode(y=alt.datum(0))
+    return (
+        alt.layer(lines, zero, data=long)
+        .properties(width=170, height=160)
+        .facet(
+            row=alt.Row("family:N", title=None),
+            column=alt.Column("test_set:N", title=None, sort=TEST_SETS),
+        )
         .resolve_scale(y="independent")
     )

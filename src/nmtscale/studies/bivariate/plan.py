@@ -1,11 +1,12 @@
 """Chapter 1's runs: the depth-scaling families, their narrower members, the longer budgets and the
-learning-rate sweep, as configs built from the chapter's parameters.
+peak-rate and beta2 sweeps, as configs built from the chapter's parameters.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -141,22 +142,41 @@ def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
 MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
 
 
-def learning_rate_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
-    """Issue 47's peak-rate sweep, ``params["lr_sweep"]``: En->De models named as in the paper ("2L-6L": a
-    2-layer encoder, a 6-layer decoder), each trained at the chapter's own rate ``params["lr"]`` (its runs,
-    same ids) and at every rate listed for it, each run decaying to zero at ``params["steps"]``; a rate listed
-    twice is trained with a second seed. `approach` says which family the model extends from the baseline."""
+# The hyperparameter sweeps (issue 47): each params key, the column its value is tabled under, and what a
+# value must be.
+SWEEPS = {"lr_sweep": "lr", "beta2_sweep": "beta2"}
+
+
+def sweep_value(cfg: RunConfig, column: str) -> float:
+    """The value of a swept hyperparameter (`SWEEPS`' column) in run config `cfg`."""
+    return cfg.train.lr if column == "lr" else cfg.train.adam_betas[1]
+
+
+def hyperparameter_plan(params: Mapping[str, Any], sweep: str) -> list[sweeps.PlannedRun]:
+    """Issue 47's sweep ``params[sweep]`` (a key of `SWEEPS`: the peak rate, "lr_sweep", or AdamW's beta2,
+    "beta2_sweep"): En->De models named as in the paper ("2L-6L": a 2-layer encoder, a 6-layer decoder), each
+    trained at the chapter's own value (its runs, same ids) and at every value listed for it, each run
+    decaying to zero at ``params["steps"]``; a value listed twice is trained with a second seed. `approach`
+    says which family the model extends from the baseline."""
+    column = SWEEPS[sweep]
+    upper = 1.0 if column == "beta2" else math.inf
+    chapter = base_config(params)
     planned = []
-    for label, rates in params["lr_sweep"].items():
-        depths = _model_depths(label, params, "lr_sweep")
-        if any(not isinstance(r, int | float) or not r > 0 for r in rates):
-            raise ValueError(f"lr_sweep: {label}: the rates must be positive numbers, not {list(rates)}")
+    for label, values in params[sweep].items():
+        depths = _model_depths(label, params, sweep)
+        if any(not isinstance(v, int | float) or not 0 < v < upper for v in values):
+            within = "in (0, 1)" if column == "beta2" else "positive numbers"
+            raise ValueError(f"{sweep}: {label}: the values must be {within}, not {list(values)}")
         times_seen: collections.Counter = collections.Counter()
-        for rate in [params["lr"], *rates]:
-            seed = params["seed"] + times_seen[rate]
-            times_seen[rate] += 1
-            base = override(base_config(params), {"train.lr": rate, "train.seed": seed})
-            planned.append(_depth_run(base, *depths))
+        for value in [sweep_value(chapter, column), *values]:
+            seed = params["seed"] + times_seen[value]
+            times_seen[value] += 1
+            setting = (
+                {"train.lr": value}
+                if column == "lr"
+                else {"train.adam_betas": [chapter.train.adam_betas[0], value]}
+            )
+            planned.append(_depth_run(override(chapter, {**setting, "train.seed": seed}), *depths))
     return planned
 
 

@@ -639,21 +639,22 @@ glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), di
 # {glue:text}`schedule_difference_min:+.3f` to {glue:text}`schedule_difference_max:+.3f` nats from it (checked
 # minus cosine, by model, test set and budget), {glue:text}`schedule_check_std:.0f` seed std at the largest
 # where both have three seeds, so the gate fails, in the direction that matters: the models end lower. Cosine
-# spends the second half of its updates below half the peak rate, the constant schedule only its last 15%,
-# and 2e-3 is below the best rate of most of these models (the sweep above; not of 6L-2L on `l10n`), so part
-# of the gain is the higher average rate. Not all of it: against the cosine runs at the best peak rate of
-# the sweep the constant schedule at 2e-3 ends {glue:text}`schedule_best_rate_difference_min:+.3f` to
-# {glue:text}`schedule_best_rate_difference_max:+.3f` nats from them (the last table). The lead shrinks as
-# the budget grows, to {glue:text}`schedule_longest_difference_min:+.3f` to
-# {glue:text}`schedule_longest_difference_max:+.3f` nats at {glue:text}`schedule_longest_steps` updates (the
-# baseline's seed-0 trunk, one branch per budget): with more updates the cosine's low-rate tail costs less.
-# So this chapter's cosine runs are short of what their updates can give by far more than the seed noise.
-# What would move the exponents is a shortfall that differs between small and large models: what depth buys,
-# the shallowest minus the deepest model of each family at each budget (one seed each: the effects table and
-# the chart). For the decoder family, where depth buys tenths of a nat, it changes by
-# {glue:text}`schedule_decoder_change_min:+.0%` to {glue:text}`schedule_decoder_change_max:+.0%` from the
-# cosine's (the second gate asks for +-15%, the budget-stability threshold). For the encoder family depth
-# moves the loss by {glue:text}`schedule_encoder_effect_reference_min:+.3f` to
+# spends the second half of its updates below half the peak rate, the constant schedule only its last 15%, and
+# 2e-3 is below the best rate of most of these models (the sweep above; not of 6L-2L on `l10n`), so part of
+# the gain is the higher average rate. Not all of it: against the cosine runs at the best peak rate of the
+# sweep the constant schedule at 2e-3 ends {glue:text}`schedule_best_rate_difference_min:+.3f` to
+# {glue:text}`schedule_best_rate_difference_max:+.3f` nats from them (the last table). The lead shrinks as the
+# budget grows, to {glue:text}`schedule_longest_difference_min:+.3f` to
+# {glue:text}`schedule_longest_difference_max:+.3f` nats at {glue:text}`schedule_longest_steps` updates (each
+# model's seed-0 trunk, one branch per budget): with more updates the cosine's low-rate tail costs less, but
+# at the longest budget still several seed std. So this chapter's cosine runs are short of what their updates
+# can give by far more than the seed noise. What would move the exponents is a shortfall that differs between
+# small and large models: what depth buys, the shallowest minus the deepest model of each family at each
+# budget (one seed each: the effects table and the chart). For the decoder family, where depth buys tenths of
+# a nat, it changes by {glue:text}`schedule_decoder_change_min:+.0%` to
+# {glue:text}`schedule_decoder_change_max:+.0%` from the cosine's (the second gate asks for +-15%, the
+# budget-stability threshold). For the encoder family depth moves the loss by
+# {glue:text}`schedule_encoder_effect_reference_min:+.3f` to
 # {glue:text}`schedule_encoder_effect_reference_max:+.3f` nats under cosine and
 # {glue:text}`schedule_encoder_effect_checked_min:+.3f` to
 # {glue:text}`schedule_encoder_effect_checked_max:+.3f` under the constant schedule, mostly inside the

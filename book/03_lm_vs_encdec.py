@@ -51,11 +51,11 @@
 #   {glue:text}`gap_largest_causallm_tgtonly_deep:.3f`), mostly past size 4; the Wide ones do not narrow
 #   theirs (PrefixLM + Wide from {glue:text}`gap_smallest_prefixlm_wide:.3f` to
 #   {glue:text}`gap_largest_prefixlm_wide:.3f`, PrefixLM + TopOnly + Wide from
-#   {glue:text}`gap_smallest_prefixlm_toponly_wide:.3f` to
-#   {glue:text}`gap_largest_prefixlm_toponly_wide:.3f`, CausalLM + TgtOnly + Wide from
-#   {glue:text}`gap_smallest_causallm_tgtonly_wide:.3f` to {glue:text}`gap_largest_causallm_tgtonly_wide:.3f`)
-#   and CausalLM's grows (CausalLM + Deep from {glue:text}`gap_smallest_causallm_deep:.3f` to
-#   {glue:text}`gap_largest_causallm_deep:.3f`). At twice the budget (sizes 1 and 4) the PrefixLM gap narrows
+#   {glue:text}`gap_smallest_prefixlm_toponly_wide:.3f` to {glue:text}`gap_largest_prefixlm_toponly_wide:.3f`,
+#   CausalLM + TgtOnly + Wide from {glue:text}`gap_smallest_causallm_tgtonly_wide:.3f` to
+#   {glue:text}`gap_largest_causallm_tgtonly_wide:.3f`) and CausalLM's grows (CausalLM + Deep from
+#   {glue:text}`gap_smallest_causallm_deep:.3f` to {glue:text}`gap_largest_causallm_deep:.3f`). At twice the
+#   budget (from the smallest to the largest model the budget check trains again) the PrefixLM gap narrows
 #   too, from {glue:text}`budget_gap_smallest_prefixlm_deep:.3f` to
 #   {glue:text}`budget_gap_largest_prefixlm_deep:.3f` nats: the large language model gains more from the
 #   longer training than the large EncDec, so at this scale the trend with size is also a trend with training

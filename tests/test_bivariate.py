@@ -677,6 +677,9 @@ def test_the_beta2_sweep_changes_only_adams_second_beta_and_reports_the_gain_at_
     gains = bivariate.gains_at_best(table, "beta2", 0.98).set_index("model")
     assert gains.loc["2L-2L", "best_beta2"] == 0.999 and gains.loc["2L-2L", "gain"] == pytest.approx(0.05)
     assert gains.loc["1L-2L", "best_beta2"] == 0.98 and gains.loc["1L-2L", "gain"] == 0
+    assert gains.loc["1L-2L", "N"] < gains.loc["2L-2L", "N"], "each model's non-embedding parameters"
+    assert gains.loc["2L-2L", "worst_beta2"] == 0.95 and gains.loc["2L-2L", "cost"] == pytest.approx(0.15)
+    assert gains.loc["1L-2L", "worst_beta2"] == 0.99 and gains.loc["1L-2L", "cost"] == pytest.approx(0.02)
     assert "1 - AdamW beta2" in json.dumps(bivariate.hyperparameter_chart(table, "beta2").to_dict())
     with pytest.raises(ValueError, match="no run at the chapter's beta2 0.9"):
         bivariate.gains_at_best(table, "beta2", 0.9)
@@ -807,6 +810,13 @@ def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_see
     assert numbers["schedule_budget_decoder_checked_max"] == pytest.approx(0.13 / 0.06 - 1)
     assert numbers["schedule_budget_decoder_reference_min"] == pytest.approx(0.0)
     assert np.isnan(numbers["schedule_budget_encoder_checked_min"]), "the encoder family has one budget"
+    assert (
+        numbers["schedule_decoder_longest_steps"] == "40"
+        and numbers["schedule_encoder_longest_steps"] == "20"
+    )
+    assert numbers["schedule_decoder_longest_checked_l10n"] == pytest.approx(0.13)
+    assert numbers["schedule_encoder_longest_reference_ding"] == pytest.approx(0.10)
+    assert np.isnan(numbers["schedule_encoder_longest_checked_story"]), "no story runs in this comparison"
     nothing = bivariate.schedule_numbers(
         pd.DataFrame({"steps": [], "difference": []}), pd.DataFrame(), pd.DataFrame()
     )

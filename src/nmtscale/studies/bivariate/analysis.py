@@ -523,24 +523,28 @@ def best_values(table: pd.DataFrame, column: str = "lr") -> pd.DataFrame:
 
 def gains_at_best(table: pd.DataFrame, column: str, chapter_value: float) -> pd.DataFrame:
     """What each model's best value of `column` gains over the chapter's own (`chapter_value`) in a
-    `hyperparameter_table`, per test set (means over seeds): one row per model and test set with both values,
-    their losses and the gain (nats, >= 0; 0 where the chapter's value is the best)."""
+    `hyperparameter_table`, per test set (means over seeds): one row per model and test set with its
+    non-embedding parameters N, both values, their losses and the gain (nats, >= 0; 0 where the chapter's
+    value is the best), and the worst value with its cost over the chapter's (nats, >= 0)."""
     means = table.groupby(["model", "test_set", column], as_index=False, sort=False)["loss"].mean()
     rows = []
     for (model, test_set), at in means.groupby(["model", "test_set"], sort=False):
-        best = at.loc[at["loss"].idxmin()]
+        best, worst = at.loc[at["loss"].idxmin()], at.loc[at["loss"].idxmax()]
         chapter = at.loc[at[column] == chapter_value, "loss"]
         if chapter.empty:
             raise ValueError(f"{model} on {test_set}: no run at the chapter's {column} {chapter_value}")
         rows.append(
             {
                 "model": model,
+                "N": int(table.loc[table["model"] == model, "N"].iloc[0]),
                 "test_set": test_set,
                 f"chapter_{column}": chapter_value,
                 "chapter_loss": float(chapter.iloc[0]),
                 f"best_{column}": best[column],
                 "best_loss": best["loss"],
                 "gain": float(chapter.iloc[0]) - best["loss"],
+                f"worst_{column}": worst[column],
+                "cost": worst["loss"] - float(chapter.iloc[0]),
             }
         )
     frame = pd.DataFrame(rows)
@@ -733,8 +737,10 @@ def schedule_numbers(
     range of checked minus reference (`schedule_difference_*`) and at the longest budget
     (`schedule_longest_*`), of what depth buys under each schedule (`schedule_<family>_effect_<checked|
     reference>_*`, nats) and its change between the schedules (`schedule_effect_change_*`, per family
-    `schedule_<family>_change_*`), and of each family's change per budget step under each schedule
-    (`schedule_budget_<family>_<checked|reference>_*`)."""
+    `schedule_<family>_change_*`), of each family's change per budget step under each schedule
+    (`schedule_budget_<family>_<checked|reference>_*`), and each family's effect at the longest budget that
+    compares it (`schedule_<family>_longest_steps`, `schedule_<family>_longest_<checked|reference>_<test
+    set>`)."""
 
     def span(values: pd.Series) -> tuple[float, float]:
         return (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
@@ -759,6 +765,16 @@ def schedule_numbers(
             ranges[f"schedule_budget_{family}_{side}"] = steps.get(f"{side}_change", pd.Series(dtype=float))
     for name, values in ranges.items():
         numbers[f"{name}_min"], numbers[f"{name}_max"] = span(values)
+    for family in ("encoder", "decoder"):
+        # the family's effect at the longest budget compared, per test set, under each schedule
+        of_family = effects[effects["family"] == family] if len(effects) else pd.DataFrame()
+        at = of_family[of_family["steps"] == of_family["steps"].max()] if len(of_family) else of_family
+        numbers[f"schedule_{family}_longest_steps"] = f"{at['steps'].max():,}" if len(at) else "none"
+        for test_set in TEST_SETS:
+            row = at[at["test_set"] == test_set] if len(at) else at
+            for side in ("checked", "reference"):
+                value = float(row[f"{side}_effect"].iloc[0]) if len(row) else math.nan
+                numbers[f"schedule_{family}_longest_{side}_{test_set}"] = value
     return numbers
 
 

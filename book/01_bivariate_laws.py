@@ -587,9 +587,9 @@ for size, row in (("smallest", beta2_small), ("largest", beta2_large)):
 # {glue:text}`beta2_gain_smallest:.3f` nats at its best value and loses {glue:text}`beta2_cost_smallest:.3f`
 # at its worst, the largest gains {glue:text}`beta2_gain_largest:.3f` and loses
 # {glue:text}`beta2_cost_largest:.3f` (the chart: which value is worst for which model). The best beta2
-# differs with size, as Porian et al. found. The chapter's 0.98 is near the best of 6L-2L and below that of
-# 1L-2L, so tuning beta2 per size would leave the shallow encoder further ahead, not close the deep encoder's
-# early deficit.
+# differs with size, as Porian et al. found: the shallow models are best at the longest horizon, 6L-2L is not.
+# The chapter's 0.98 is near the best of 6L-2L and below that of 1L-2L, so tuning beta2 per size would leave
+# the shallow encoder further ahead, not close the deep encoder's early deficit.
 
 # %% [markdown]
 # ## A constant rate with a cool-down instead of the cosine?

@@ -760,7 +760,7 @@ def schedule_numbers(
             ranges[f"schedule_{family}_effect_{side}"] = of_family.get(
                 f"{side}_effect", pd.Series(dtype=float)
             )
-        steps = changes[changes["family"] == family] if len(changes) else pd.DataFrame(columns=["x"])
+        steps = changes[changes["family"] == family] if len(changes) else pd.DataFrame()
         for side in ("checked", "reference"):
             ranges[f"schedule_budget_{family}_{side}"] = steps.get(f"{side}_change", pd.Series(dtype=float))
     for name, values in ranges.items():

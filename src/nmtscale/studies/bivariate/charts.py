@@ -230,14 +230,15 @@ def schedule_effects_chart(effects: pd.DataFrame) -> alt.FacetChart:
         .encode(
             x=alt.X("steps:Q", scale=alt.Scale(type="log"), title="budget (updates)"),
             y=alt.Y("effect:Q", title="shallowest minus deepest (nats)"),
-            color=alt.Color("schedule_name:N", title="schedule"),
+            # below the panels: three of them beside a row header leave no room for a legend at the side
+            color=alt.Color("schedule_name:N", title="schedule", legend=alt.Legend(orient="bottom")),
             tooltip=["models", "test_set", "steps", "schedule_name", alt.Tooltip("effect:Q", format=".4f")],
         )
     )
     zero = alt.Chart().mark_rule(color="gray").encode(y=alt.datum(0))
     return (
         alt.layer(lines, zero, data=long)
-        .properties(width=170, height=160)
+        .properties(width=140, height=150)
         .facet(
             row=alt.Row("family:N", title=None),
             column=alt.Column("test_set:N", title=None, sort=TEST_SETS),

@@ -142,8 +142,7 @@ def budget_plans(params: Mapping[str, Any]) -> list[list[sweeps.PlannedRun]]:
 MODEL_LABEL = re.compile(r"(\d+)L-(\d+)L")
 
 
-# The hyperparameter sweeps (issue 47): each params key, the column its value is tabled under, and what a
-# value must be.
+# The hyperparameter sweeps (issue 47): each params key and the column its values are tabled under.
 SWEEPS = {"lr_sweep": "lr", "beta2_sweep": "beta2"}
 
 

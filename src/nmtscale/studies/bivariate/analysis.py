@@ -745,33 +745,37 @@ def schedule_numbers(
     def span(values: pd.Series) -> tuple[float, float]:
         return (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
 
+    # an empty table (nothing compared yet) reads as one with no rows
+    if effects.empty:
+        effects = pd.DataFrame(
+            columns=["steps", "family", "test_set", "change", "checked_effect", "reference_effect"]
+        )
+    if changes.empty:
+        changes = pd.DataFrame(columns=["family", "checked_change", "reference_change"])
+    families = {family: effects[effects["family"] == family] for family in ("encoder", "decoder")}
     numbers: dict[str, float | str] = {}
     longest = comparison[comparison["steps"] == comparison["steps"].max()]
     numbers["schedule_longest_steps"] = f"{longest['steps'].max():,.0f}"
     ranges = {
         "schedule_difference": comparison["difference"],
         "schedule_longest_difference": longest["difference"],
-        "schedule_effect_change": effects["change"] if len(effects) else pd.Series(dtype=float),
+        "schedule_effect_change": effects["change"],
     }
-    for family in ("encoder", "decoder"):
-        of_family = effects[effects["family"] == family] if len(effects) else pd.DataFrame({"change": []})
+    for family, of_family in families.items():
         ranges[f"schedule_{family}_change"] = of_family["change"]
         for side in ("checked", "reference"):
-            ranges[f"schedule_{family}_effect_{side}"] = of_family.get(
-                f"{side}_effect", pd.Series(dtype=float)
-            )
-        steps = changes[changes["family"] == family] if len(changes) else pd.DataFrame()
+            ranges[f"schedule_{family}_effect_{side}"] = of_family[f"{side}_effect"]
+        steps = changes[changes["family"] == family]
         for side in ("checked", "reference"):
-            ranges[f"schedule_budget_{family}_{side}"] = steps.get(f"{side}_change", pd.Series(dtype=float))
+            ranges[f"schedule_budget_{family}_{side}"] = steps[f"{side}_change"]
     for name, values in ranges.items():
         numbers[f"{name}_min"], numbers[f"{name}_max"] = span(values)
-    for family in ("encoder", "decoder"):
+    for family, of_family in families.items():
         # the family's effect at the longest budget compared, per test set, under each schedule
-        of_family = effects[effects["family"] == family] if len(effects) else pd.DataFrame()
-        at = of_family[of_family["steps"] == of_family["steps"].max()] if len(of_family) else of_family
+        at = of_family[of_family["steps"] == of_family["steps"].max()]
         numbers[f"schedule_{family}_longest_steps"] = f"{at['steps'].max():,}" if len(at) else "none"
         for test_set in TEST_SETS:
-            row = at[at["test_set"] == test_set] if len(at) else at
+            row = at[at["test_set"] == test_set]
             for side in ("checked", "reference"):
                 value = float(row[f"{side}_effect"].iloc[0]) if len(row) else math.nan
                 numbers[f"schedule_{family}_longest_{side}_{test_set}"] = value

@@ -365,6 +365,48 @@ def test_part_a_numbers_quote_the_composition_tables():
     assert "domain: -0.0100; originality: +0.0020." in text
 
 
+def test_longer_trained_runs_are_chapter_1s_judging_runs_else_its_first_longer_budget():
+    def runs_at(steps, models, seed=0):
+        return pd.DataFrame(
+            [
+                {"direction": "en-de", "seed": seed, "steps": steps, "approach": a, "model": m, "loss": 3.0}
+                for a, m in models
+            ]
+        )
+
+    first = runs_at(8000, [("baseline", "2L-2L"), ("encoder", "1L-2L"), ("decoder", "2L-1L")])
+    families = [("baseline", "2L-2L")] + [(a, f"{a}{i}") for a in ("encoder", "decoder") for i in range(3)]
+    judged = runs_at(32000, families)
+    long_table = pd.concat([first, judged, runs_at(8000, [("baseline", "2L-2L")], seed=1)])
+    assert set(composition.longer_trained_runs(long_table)["steps"]) == {32000}
+    without = composition.longer_trained_runs(long_table[long_table["steps"] == 8000])
+    assert len(without) == 3 and set(without["seed"]) == {0}
+
+
+def test_part_a_quoted_names_each_slope_and_the_decomposition_parts():
+    slopes = pd.DataFrame(
+        {
+            "direction": ["en-de"] * 3 + ["de-en"] * 3,
+            "test_set": ["l10n", "story", "ding"] * 2,
+            "slope": [-0.2, -0.1, -0.12, -0.1, -0.04, -0.1],
+        }
+    ).assign(slope_lower=lambda f: f["slope"] - 0.05, slope_upper=lambda f: f["slope"] + 0.05)
+    comp = pd.DataFrame({"p": [0.05, 0.08], "multiplier": [1e30, np.inf], "L_inf": [0.0, 0.9]})
+    decomposition = composition.originality_decomposition(slopes, "slope")
+    en_de = slopes[slopes["direction"] == "en-de"]
+    numbers = composition.part_a_quoted(comp, slopes, comp, en_de, decomposition)
+    assert numbers["slope_de-en_story"] == -0.04 and numbers["long_slope_ding"] == -0.12
+    # of the intervals (slope +- 0.05) only De->En story's reaches past 0
+    assert (numbers["significant_slopes"], numbers["slopes"], numbers["long_slopes"]) == (5, 6, 3)
+    assert (numbers["p_min"], numbers["p_max"], numbers["multiplier_min"]) == (0.05, 0.08, 1e30)
+    assert numbers["l_inf_max"] == 0.9
+    # gaps (ding minus the English-original mean): en-de +0.03, de-en -0.03
+    assert numbers["domain_part"] == pytest.approx(0.0)
+    assert numbers["originality_part"] == pytest.approx(0.03)
+    one_direction = composition.originality_decomposition(en_de, "slope")
+    assert np.isnan(composition.part_a_quoted(comp, en_de, comp, en_de, one_direction)["originality_part"])
+
+
 def test_part_b_numbers_quote_teachers_sets_and_students():
     summary = SimpleNamespace(
         final_loss={"en-de/l10n": 3.0, "en-de/ding": 3.5},

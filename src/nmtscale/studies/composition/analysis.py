@@ -18,6 +18,7 @@ from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.laws import fitting
 from nmtscale.record import RunSummary
+from nmtscale.studies import bivariate
 from nmtscale.studies.bivariate import Analysis
 from nmtscale.studies.composition.plan import STUDENT_DIRECTION, Student, SyntheticSet
 from nmtscale.studies.sweeps import PlannedRun
@@ -120,6 +121,17 @@ def size_slopes(table: pd.DataFrame, approaches: Sequence[str], level: float = 0
             }
         )
     return pd.DataFrame(rows)
+
+
+def longer_trained_runs(long_table: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Part A's longer-trained models from chapter 1's runs at its longer budgets (`long_table`): the runs it
+    judges its own claims on (`bivariate.judging_runs`: the longest budget with four sizes in each family),
+    else, where no budget has them, the runs of its shortest longer budget; first seed, En->De."""
+    judged = bivariate.judging_runs(long_table, seed)
+    if len(judged):
+        return judged
+    rows = long_table[(long_table["seed"] == seed) & (long_table["direction"] == "en-de")]
+    return rows[rows["steps"] == rows["steps"].min()].reset_index(drop=True)
 
 
 def originality_decomposition(values: pd.DataFrame, column: str) -> pd.DataFrame:

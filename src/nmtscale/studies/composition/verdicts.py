@@ -74,6 +74,40 @@ def part_a_numbers(
     ]
 
 
+def part_a_quoted(
+    comp: pd.DataFrame,
+    slopes: pd.DataFrame,
+    long_comp: pd.DataFrame,
+    long_slopes: pd.DataFrame,
+    decomposition: pd.DataFrame,
+) -> dict[str, float]:
+    """The numbers part A's prose quotes (through myst-nb's glue): each test set's loss slope per doubling of
+    N at chapter 1's budget (`slope_<direction>_<test set>`) and at the longer one (`long_slope_<test set>`,
+    En->De), how many slopes exclude 0, Eq. 2's total exponent range and smallest scale-up to the threshold
+    at each budget, its largest irreducible loss over both, and the domain and originality parts of the slope
+    gap (NaN with one direction)."""
+    numbers = {f"slope_{row.direction}_{row.test_set}": float(row.slope) for row in slopes.itertuples()} | {
+        f"long_slope_{row.test_set}": float(row.slope) for row in long_slopes.itertuples()
+    }
+    parts = decomposition.set_index("quantity").iloc[:, 0]
+    for name in ("domain", "originality"):
+        part = parts.filter(like=f"{name} part")
+        numbers[f"{name}_part"] = float(part.iloc[0]) if len(part) else float("nan")
+    return numbers | {
+        "significant_slopes": int(significant(slopes).sum()),
+        "slopes": len(slopes),
+        "long_significant_slopes": int(significant(long_slopes).sum()),
+        "long_slopes": len(long_slopes),
+        "p_min": float(comp["p"].min()),
+        "p_max": float(comp["p"].max()),
+        "long_p_min": float(long_comp["p"].min()),
+        "long_p_max": float(long_comp["p"].max()),
+        "multiplier_min": float(comp["multiplier"].min()),
+        "long_multiplier_min": float(long_comp["multiplier"].min()),
+        "l_inf_max": float(max(comp["L_inf"].max(), long_comp["L_inf"].max())),
+    }
+
+
 def part_b_numbers(
     teachers: Mapping[str, Mapping[str, Any]],
     teacher_summaries: Mapping[str, RunSummary],

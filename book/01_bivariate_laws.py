@@ -586,10 +586,12 @@ for size, row in (("smallest", beta2_small), ("largest", beta2_large)):
 # a gain that differs with size: averaged over the test sets, the smallest model swept gains
 # {glue:text}`beta2_gain_smallest:.3f` nats at its best value and loses {glue:text}`beta2_cost_smallest:.3f`
 # at its worst, the largest gains {glue:text}`beta2_gain_largest:.3f` and loses
-# {glue:text}`beta2_cost_largest:.3f` (the chart: which value is worst for which model). The best beta2
-# differs with size, as Porian et al. found: the shallow models are best at the longest horizon, 6L-2L is not.
-# The chapter's 0.98 is near the best of 6L-2L and below that of 1L-2L, so tuning beta2 per size would leave
-# the shallow encoder further ahead, not close the deep encoder's early deficit.
+# {glue:text}`beta2_cost_largest:.3f` (the chart: which value is worst for which model). The best beta2 is not
+# one for every model, but it does not follow size: every model swept is best at the
+# longest horizon but 6L-2L, the deep encoder, which it hurts. The chapter's 0.98 is near the best of 6L-2L
+# and below that of the others, so tuning beta2 per model would leave the shallow encoder further ahead, not
+# close the deep encoder's early deficit, and would widen the decoder family's effect a little (2L-6L gains
+# more from 0.999 than 2L-1L).
 
 # %% [markdown]
 # ## A constant rate with a cool-down instead of the cosine?
@@ -663,21 +665,22 @@ glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), di
 # the gain is the higher average rate. Not all of it: against the cosine runs at the best peak rate of the
 # sweep the constant schedule at 2e-3 ends {glue:text}`schedule_best_rate_difference_min:+.3f` to
 # {glue:text}`schedule_best_rate_difference_max:+.3f` nats from them (the last table). The lead shrinks as the
-# budget grows, to {glue:text}`schedule_longest_difference_min:+.3f` to
-# {glue:text}`schedule_longest_difference_max:+.3f` nats at {glue:text}`schedule_longest_steps` updates (each
-# model's seed-0 trunk, one branch per budget): with more updates the cosine's low-rate tail costs less, but
-# at the longest budget still several seed std. So this chapter's cosine runs are short of what their updates
-# can give by far more than the seed noise. What would move the exponents is a shortfall that differs between
-# small and large models: what depth buys, the shallowest minus the deepest model of each family at each
-# budget (one seed each: the effects table and the chart). For the decoder family, where depth buys tenths of
-# a nat, it changes by {glue:text}`schedule_decoder_change_min:+.0%` to
-# {glue:text}`schedule_decoder_change_max:+.0%` from the cosine's (the second gate asks for +-15%, the
-# budget-stability threshold). For the encoder family, where depth moves the loss by a few hundredths, the
-# relative change (the gate's worst, {glue:text}`schedule_effect_change_min:+.0%` to
-# {glue:text}`schedule_effect_change_max:+.0%` over both families) divides by effects inside the
-# +-{glue:text}`effect_interval:.3f` nats by which two single runs differ by chance; its effects in nats tell
-# more. Under cosine the deeper encoder is behind at 4,000 updates and about level at 16,000 (the
-# `reference_effect` column); under the constant schedule its deficit at 4,000 is smaller, and at
+# budget grows from 4,000 to 16,000 updates and hardly beyond: it is
+# {glue:text}`schedule_longest_difference_min:+.3f` to {glue:text}`schedule_longest_difference_max:+.3f` nats
+# at {glue:text}`schedule_longest_steps` updates (each model's seed-0 trunk, one branch per budget): with more
+# updates the cosine's low-rate tail costs less, but at the longest budget still several seed std. So this
+# chapter's cosine runs are short of what their updates can give by far more than the seed noise. What would
+# move the exponents is a shortfall that differs between small and large models: what depth buys, the
+# shallowest minus the deepest model of each family at each budget (one seed each: the effects table and the
+# chart). For the decoder family, where depth buys tenths of a nat, it changes by
+# {glue:text}`schedule_decoder_change_min:+.0%` to {glue:text}`schedule_decoder_change_max:+.0%` from the
+# cosine's (the second gate asks for +-15%, the budget-stability threshold). For the encoder family, where
+# depth moves the loss by a few hundredths, the relative change (the gate's worst,
+# {glue:text}`schedule_effect_change_min:+.0%` to {glue:text}`schedule_effect_change_max:+.0%` over both
+# families) divides by effects inside the +-{glue:text}`effect_interval:.3f` nats by which two single runs
+# differ by chance; its effects in nats tell more. Under cosine the deeper encoder is behind at 4,000 updates
+# and about level at 16,000 (the `reference_effect` column); under the constant schedule its deficit at 4,000
+# is smaller, at 16,000 it is already ahead by more than that noise, and at
 # {glue:text}`schedule_encoder_longest_steps` updates it is ahead by
 # {glue:text}`schedule_encoder_longest_checked_l10n:+.3f` /
 # {glue:text}`schedule_encoder_longest_checked_story:+.3f` /
@@ -686,7 +689,7 @@ glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), di
 # {glue:text}`schedule_encoder_longest_reference_l10n:+.3f` /
 # {glue:text}`schedule_encoder_longest_reference_story:+.3f` /
 # {glue:text}`schedule_encoder_longest_reference_ding:+.3f`; the cosine runs reach a lead of that size only at
-# 32,000 updates ({glue:text}`effect_encoder_32000_l10n:+.3f` nats on `l10n`, "Longer budgets"). The deep
+# 64,000 updates ({glue:text}`effect_encoder_64000_l10n:+.3f` nats on `l10n`, "Longer budgets"). The deep
 # encoder gains more from the time at the peak rate, as a model slower to train would: the constant schedule
 # brings the encoder's late scaling about one doubling of the budget earlier.
 #

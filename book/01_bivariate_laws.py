@@ -704,6 +704,29 @@ glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), di
 # for the same updates, the encoder's scaling a budget earlier, and every budget of a model from one trunk at
 # the price of the longest: the reasons the chapter's runs are to move to it (the families' runs under it are
 # training).
+#
+# What the exponents say: Eq. 2 fitted under each schedule to the same models at each budget where they make a
+# law (the baseline and at least two depths of each family, mean over seeds, the loss at the end of training;
+# five runs for four coefficients interpolate more than they test, as in the law table of "Longer budgets").
+
+# %%
+schedule_law_table = bivariate.schedule_laws(schedule_rows) if schedule_check else pd.DataFrame()
+for name, value in bivariate.schedule_law_numbers(schedule_law_table).items():
+    glue(name, value, display=False)  # quoted below
+schedule_law_table.round({"alpha": 3, "pe": 3, "pd": 3, "L_inf": 3, "r2": 1})
+
+# %% [markdown]
+# At {glue:text}`schedule_law_steps` updates, the longest budget fitted under both, the decoder exponent $p_d$
+# is {glue:text}`schedule_law_pd_checked_l10n:.3f` / {glue:text}`schedule_law_pd_checked_story:.3f` /
+# {glue:text}`schedule_law_pd_checked_ding:.3f` under the constant schedule and
+# {glue:text}`schedule_law_pd_reference_l10n:.3f` / {glue:text}`schedule_law_pd_reference_story:.3f` /
+# {glue:text}`schedule_law_pd_reference_ding:.3f` under cosine (`l10n` / `story` / `ding`), the encoder
+# exponent $p_e$ {glue:text}`schedule_law_pe_checked_l10n:.3f` /
+# {glue:text}`schedule_law_pe_checked_story:.3f` / {glue:text}`schedule_law_pe_checked_ding:.3f` against
+# {glue:text}`schedule_law_pe_reference_l10n:.3f` / {glue:text}`schedule_law_pe_reference_story:.3f` /
+# {glue:text}`schedule_law_pe_reference_ding:.3f`. Where the two agree the schedule changes how far every
+# model gets, not what size buys; the budgets where the encoder turns (16,000 updates and beyond) are fitted
+# here as the decoder family's runs under the constant schedule reach them.
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)

@@ -354,6 +354,32 @@ def test_laws_by_budget_fit_eq2_to_the_same_models_at_every_budget_and_gate_the_
     assert bivariate.law_stability_gates(pd.DataFrame()) == []
 
 
+def test_schedule_laws_fit_eq2_to_the_same_models_under_each_schedule():
+    """The checked schedule's runs follow a law with a larger encoder exponent than the reference's: each
+    schedule's fit recovers its own; a budget whose models make no law (one family) is not fitted."""
+    five = {"2L-2L", "1L-2L", "8L-2L", "2L-1L", "2L-8L"}
+    checked = at_budget(synthetic_table({**TRUTH, "pe": 0.3}, noise=0.0), 4000, five)
+    reference = at_budget(synthetic_table(noise=0.0), 4000, five)
+    keys = ["model", "approach", "enc_layers", "dec_layers", "Ne", "Nd", "steps", "test_set"]
+    comparison = checked[keys + ["loss"]].merge(reference[keys + ["loss"]], on=keys, suffixes=("_c", "_r"))
+    comparison = comparison.rename(columns={"loss_c": "checked_loss", "loss_r": "reference_loss"}).assign(
+        schedule="constant_cooldown", reference="cosine"
+    )
+    one_family = comparison[comparison["approach"] != "decoder"].assign(steps=8000)
+    fits = bivariate.schedule_laws(pd.concat([comparison, one_family], ignore_index=True))
+    assert set(fits["steps"]) == {4000} and (fits["runs"] == 5).all()
+    by = fits.set_index(["test_set", "schedule"])
+    assert by.loc[("l10n", "constant_cooldown"), "pe"] == pytest.approx(0.3, abs=0.02)
+    assert by.loc[("l10n", "cosine"), "pe"] == pytest.approx(0.15, abs=0.02)
+    assert by.loc[("ding", "cosine"), "pd"] == pytest.approx(0.45, abs=0.02)
+    assert bivariate.schedule_laws(one_family).empty
+    numbers = bivariate.schedule_law_numbers(fits)
+    assert numbers["schedule_law_steps"] == "4,000"
+    assert numbers["schedule_law_pe_checked_l10n"] == pytest.approx(0.3, abs=0.02)
+    assert math.isnan(numbers["schedule_law_pe_reference_story"])  # no story runs here
+    assert bivariate.schedule_law_numbers(pd.DataFrame())["schedule_law_steps"] == "none"
+
+
 def test_the_family_claims_are_judged_at_the_longest_budget_with_four_sizes_per_family():
     """Issue 47: the chapter's budget is training-limited (its encoder shows no size effect); at a longer
     budget with >= 4 sizes per family, Eq. 1, Eq. 2's fit, pd > pe and the allocation are judged there."""

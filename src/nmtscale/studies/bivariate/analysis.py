@@ -16,6 +16,7 @@ import pandas as pd
 from nmtscale import laws, runs
 from nmtscale.config import override
 from nmtscale.engine.batching import target_positions
+from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.data import prepare_data
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
@@ -565,7 +566,8 @@ def schedule_comparison(
     plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], reference: str
 ) -> pd.DataFrame:
     """The schedule check (`schedule_check_plan`): one row per model, budget (`steps`) and test set with the
-    model's family (`approach`), the checked schedule and the `reference` one, the seeds, each schedule's mean
+    model's family (`approach`), its encoder and decoder parameters (`Ne`, `Nd`), the checked schedule and the
+    `reference` one, the seeds, each schedule's mean
     over seeds of the loss at the run's last evaluation (its end, where both schedules have decayed to zero;
     the chapter's final loss, a median over the last evaluations, would take in one made half-way down a
     cool-down), the checked minus the reference (nats), the seed std pooled over both schedules and that
@@ -580,6 +582,8 @@ def schedule_comparison(
                 "approach": p.approach,
                 "enc_layers": p.enc_layers,
                 "dec_layers": p.dec_layers,
+                "Ne": parameter_counts(p.config.model)["encoder"],
+                "Nd": parameter_counts(p.config.model)["decoder"],
                 "steps": p.config.train.steps,
                 "test_set": key.split("/", 1)[1],
                 "schedule": p.config.train.schedule,
@@ -592,9 +596,9 @@ def schedule_comparison(
         ]
     )
     (checked,) = {p.config.train.schedule for p in plan} - {reference}
-    by = table.groupby(["model", "approach", "enc_layers", "dec_layers", "steps", "test_set", "schedule"])[
-        "loss"
-    ]
+    by = table.groupby(
+        ["model", "approach", "enc_layers", "dec_layers", "Ne", "Nd", "steps", "test_set", "schedule"]
+    )["loss"]
     stats = pd.DataFrame({"mean": by.mean(), "var": by.var(), "seeds": by.count()}).unstack("schedule")
     rows = pd.DataFrame(
         {
@@ -728,6 +732,56 @@ def schedule_budget_gates(changes: pd.DataFrame, max_change: float = 0.15) -> li
         )
         for row in changes.itertuples()
     ]
+
+
+def schedule_laws(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Eq. 2 under each schedule of a `schedule_comparison`: at every budget and test set whose models make a
+    law (`law_models`: the baseline and two depths of each family), fitted to the same models' mean losses
+    at the end of training under the checked schedule and under the reference. One row per (steps, test set,
+    schedule, `which`: "checked" or "reference"): alpha, pe, pd, L_inf, R^2 (%), the models fitted and
+    whether they determine the law; empty
+    where no budget has such models. If a schedule changed only how far every model gets, the exponents
+    would agree; where they differ, the schedule changes what size buys."""
+    fits = []
+    for (steps, test_set), at in comparison.groupby(["steps", "test_set"], observed=True, sort=True):
+        if not law_models(at):
+            continue
+        baseline = at[at["approach"] == "baseline"].iloc[0]
+        law = laws.bivariate_law(float(baseline["Ne"]), float(baseline["Nd"]))
+        for which, schedule in (("checked", at["schedule"].iloc[0]), ("reference", at["reference"].iloc[0])):
+            _, fit = fitting.optimum_gap(fitting.fit_multistart(law, at[["Ne", "Nd"]], at[f"{which}_loss"]))
+            fits.append(
+                {
+                    "steps": steps,
+                    "test_set": test_set,
+                    "schedule": schedule,
+                    "which": which,
+                    **fit.params,
+                    "r2": fit.diagnostics.r2,
+                    "runs": len(at),
+                    "determined": fit.determined,
+                }
+            )
+    return pd.DataFrame(fits)
+
+
+def schedule_law_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
+    """The numbers the schedule check's prose quotes from `schedule_laws`: the longest budget fitted
+    (`schedule_law_steps`, "none" without one) and there each test set's exponents under the checked schedule
+    and under the reference (`schedule_law_<pe|pd>_<checked|reference>_<test set>`, NaN where not fitted)."""
+    numbers: dict[str, float | str] = {
+        f"schedule_law_{name}_{which}_{test_set}": math.nan
+        for name in ("pe", "pd")
+        for which in ("checked", "reference")
+        for test_set in TEST_SETS
+    }
+    if fits.empty:
+        return {"schedule_law_steps": "none", **numbers}
+    steps = int(fits["steps"].max())
+    for row in fits[fits["steps"] == steps].itertuples():
+        for name in ("pe", "pd"):
+            numbers[f"schedule_law_{name}_{row.which}_{row.test_set}"] = float(getattr(row, name))
+    return {"schedule_law_steps": f"{steps:,}", **numbers}
 
 
 def schedule_numbers(

@@ -567,14 +567,13 @@ def schedule_comparison(
 ) -> pd.DataFrame:
     """The schedule check (`schedule_check_plan`): one row per model, budget (`steps`) and test set with the
     model's family (`approach`), its encoder and decoder parameters (`Ne`, `Nd`), the checked schedule and the
-    `reference` one, the seeds, each schedule's mean
-    over seeds of the loss at the run's last evaluation (its end, where both schedules have decayed to zero;
-    the chapter's final loss, a median over the last evaluations, would take in one made half-way down a
-    cool-down), the checked minus the reference (nats), the seed std pooled over both schedules and that
-    difference in seed std. A row of one seed borrows the seed std of its model at its most-seeded budget,
-    else the median over the seeded rows of its test set. A schedule that ends where the reference ends is
-    within about one seed std: with three seeds each, the two means differ by 0.8 seed std on average by
-    chance alone."""
+    `reference` one, the seeds, each schedule's mean over seeds of the loss at the run's last evaluation (its
+    end, where both schedules have decayed to zero; the chapter's final loss, a median over the last
+    evaluations, would take in one made half-way down a cool-down), the checked minus the reference (nats),
+    the seed std pooled over both schedules and that difference in seed std. A row of one seed borrows the
+    seed std of its model at its most-seeded budget, else the median over the seeded rows of its test set. A
+    schedule that ends where the reference ends is within about one seed std: with three seeds each, the two
+    means differ by 0.8 seed std on average by chance alone."""
     table = pd.DataFrame(
         [
             {
@@ -739,9 +738,8 @@ def schedule_laws(comparison: pd.DataFrame) -> pd.DataFrame:
     law (`law_models`: the baseline and two depths of each family), fitted to the same models' mean losses
     at the end of training under the checked schedule and under the reference. One row per (steps, test set,
     schedule, `which`: "checked" or "reference"): alpha, pe, pd, L_inf, R^2 (%), the models fitted and
-    whether they determine the law; empty
-    where no budget has such models. If a schedule changed only how far every model gets, the exponents
-    would agree; where they differ, the schedule changes what size buys."""
+    whether they determine the law; empty where no budget has such models. If a schedule changed only how far
+    every model gets, the exponents would agree; where they differ, the schedule changes what size buys."""
     fits = []
     for (steps, test_set), at in comparison.groupby(["steps", "test_set"], observed=True, sort=True):
         if not law_models(at):

@@ -38,17 +38,17 @@
 #   {glue:text}`slope_en-de_l10n:+.3f` (`l10n`), {glue:text}`slope_en-de_story:+.3f` (`story`) and
 #   {glue:text}`slope_en-de_ding:+.3f` (`ding`) nats per doubling of N at {glue:text}`chapter1_steps` updates,
 #   and by {glue:text}`long_slope_l10n:+.3f` / {glue:text}`long_slope_story:+.3f` /
-#   {glue:text}`long_slope_ding:+.3f` at {glue:text}`long_steps`, every En->De interval excluding zero (the
-#   five De->En models' slopes do not clear it). But the test sets do not line up by originality: the
-#   German-original `ding` falls between the two English-original sets, or level with `story`, and the gap
-#   between the slopes follows the test set's domain more than its originality (domain part
-#   {glue:text}`domain_part:+.4f`, originality part {glue:text}`originality_part:+.4f` nats per doubling).
-#   Over a decade of N, Eq. 2 reads nearly all of the loss as reducible (total exponents
-#   {glue:text}`p_min:.3f` to {glue:text}`p_max:.3f`), so the scale-up it gives to reach the threshold
-#   ({glue:text}`multiplier_min:.1e` at the least) extrapolates far past any model, with intervals that
-#   overlap between the originalities. The three claims of part A are **not reproduced**, on models where size
-#   sets the loss well above the seed noise. Parts B and C still build on chapter 1's earlier recipe (width
-#   16, 800 updates).
+#   {glue:text}`long_slope_ding:+.3f` at {glue:text}`long_steps` ({glue:text}`long_significant_slopes` of the
+#   {glue:text}`long_slopes` intervals exclude zero there; the five De->En models' slopes do not clear it).
+#   But the test sets do not line up by originality: the German-original `ding` falls between the two
+#   English-original sets, or level with `story`, and the gap between the slopes follows the test set's domain
+#   more than its originality (domain part {glue:text}`domain_part:+.4f`, originality part
+#   {glue:text}`originality_part:+.4f` nats per doubling). Over a decade of N, Eq. 2 reads nearly all of the
+#   loss as reducible (total exponents {glue:text}`p_min:.3f` to {glue:text}`p_max:.3f`), so the scale-up it
+#   gives to reach the threshold ({glue:text}`multiplier_min:.1e` at the least) extrapolates far past any
+#   model, with intervals that overlap between the originalities. The three claims of part A are **not
+#   reproduced**, on models where size sets the loss well above the seed noise. Parts B and C still build on
+#   chapter 1's earlier recipe (width 16, 800 updates).
 # - **B.** Teachers four times wider than chapter 1's models, trained 2.5 times longer, still produce
 #   degenerate text (BLEU about 1 at best; examples below), so the synthetic sources (back-translation) or
 #   targets (forward translation) are mostly noise. Students trained on back-translated data learn, in
@@ -177,12 +177,12 @@ comp
 
 # %% [markdown]
 # The runs span about a decade of N, too little for Eq. 2 to tell the reducible loss from the irreducible: it
-# puts $L_\infty$ at {glue:text}`l_inf_max:.2f` nats at the most, against losses above 3, and nearly the whole
-# loss falls as a power of N with a small total exponent $p = p_e + p_d$. The scale-up that brings such a
-# reducible loss under the threshold (`multiplier`) is then an extrapolation over tens of decades, not a
-# prediction, and its intervals have no useful upper end. A model-free measure of how much a test set gains
-# from size is the slope of the final loss against $\log_2 N$ over the encoder- and decoder-scaled runs (the
-# narrower models included), in nats per doubling of the parameters.
+# puts $L_\infty$ at {glue:text}`l_inf_max:.2f` nats at the most, far below the final losses (the run table),
+# and nearly the whole loss falls as a power of N with a small total exponent $p = p_e + p_d$. The scale-up
+# that brings such a reducible loss under the threshold (`multiplier`) is then an extrapolation over tens of
+# decades, not a prediction, and its intervals have no useful upper end. A model-free measure of how much a
+# test set gains from size is the slope of the final loss against $\log_2 N$ over the encoder- and
+# decoder-scaled runs (the narrower models included), in nats per doubling of the parameters.
 
 # %%
 slopes = composition.size_slopes(table, bivariate.FIT_APPROACHES)
@@ -211,9 +211,12 @@ long_slopes
 # %% [markdown]
 # ### Reducible loss against the baseline's scale-up (Fig. 7)
 #
-# Each fitted law's reducible loss $\alpha k^{-(p_e+p_d)}$ when encoder and decoder grow together by $k$;
-# the horizontal rule is the threshold. Top: chapter 1's runs at its own budget; bottom: the longer-trained
-# En->De runs. No curve comes near the threshold within four decades of scale-up.
+# Each fitted law's reducible loss $\alpha k^{-(p_e+p_d)}$ when encoder and decoder grow together by $k$; the
+# horizontal rule is the threshold. Top: chapter 1's runs at its own budget; bottom: the longer-trained En->De
+# runs. No curve comes near the threshold within four decades of scale-up: the smallest scale-up Eq. 2 gives
+# is {glue:text}`multiplier_min:.1e` at chapter 1's budget and {glue:text}`long_multiplier_min:.1e` at
+# {glue:text}`long_steps` updates, where the total exponents are {glue:text}`long_p_min:.3f` to
+# {glue:text}`long_p_max:.3f`.
 
 # %%
 ks = np.geomspace(1, 1e4, 60)

@@ -574,6 +574,7 @@ def schedule_comparison(
     seed std of its model at its most-seeded budget, else the median over the seeded rows of its test set. A
     schedule that ends where the reference ends is within about one seed std: with three seeds each, the two
     means differ by 0.8 seed std on average by chance alone."""
+    sizes = [parameter_counts(p.config.model) for p in plan]
     table = pd.DataFrame(
         [
             {
@@ -581,14 +582,14 @@ def schedule_comparison(
                 "approach": p.approach,
                 "enc_layers": p.enc_layers,
                 "dec_layers": p.dec_layers,
-                "Ne": parameter_counts(p.config.model)["encoder"],
-                "Nd": parameter_counts(p.config.model)["decoder"],
+                "Ne": size["encoder"],
+                "Nd": size["decoder"],
                 "steps": p.config.train.steps,
                 "test_set": key.split("/", 1)[1],
                 "schedule": p.config.train.schedule,
                 "loss": loss,
             }
-            for p, s in zip(plan, summaries, strict=True)
+            for p, size, s in zip(plan, sizes, summaries, strict=True)
             if s.curves
             for key, loss in s.curves[-1]["test_loss"].items()
             if key.startswith(f"{p.direction}/")
@@ -747,20 +748,16 @@ def schedule_laws(comparison: pd.DataFrame) -> pd.DataFrame:
         baseline = at[at["approach"] == "baseline"].iloc[0]
         law = laws.bivariate_law(float(baseline["Ne"]), float(baseline["Nd"]))
         for which, schedule in (("checked", at["schedule"].iloc[0]), ("reference", at["reference"].iloc[0])):
-            _, fit = fitting.optimum_gap(fitting.fit_multistart(law, at[["Ne", "Nd"]], at[f"{which}_loss"]))
-            fits.append(
-                {
-                    "steps": steps,
-                    "test_set": test_set,
-                    "schedule": schedule,
-                    "which": which,
-                    **fit.params,
-                    "r2": fit.diagnostics.r2,
-                    "runs": len(at),
-                    "determined": fit.determined,
-                }
-            )
+            fit = _law_fit(law, at, at[f"{which}_loss"])
+            fits.append({"steps": steps, "test_set": test_set, "schedule": schedule, "which": which, **fit})
     return pd.DataFrame(fits)
+
+
+def _law_fit(law: laws.Law, points: pd.DataFrame, losses: pd.Series) -> dict[str, Any]:
+    """Eq. 2 fitted to `losses` at the (Ne, Nd) of `points` (the robust multi-start fit at its optimum): its
+    coefficients, R^2 (%), how many runs it was fitted to and whether they determine it."""
+    _, fit = fitting.optimum_gap(fitting.fit_multistart(law, points[["Ne", "Nd"]], losses))
+    return {**fit.params, "r2": fit.diagnostics.r2, "runs": len(points), "determined": fit.determined}
 
 
 def schedule_law_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
@@ -979,17 +976,7 @@ def laws_by_budget(
         for test_set, points in runs_at[runs_at["model"].isin(models)].groupby("test_set", sort=False):
             if set(points["model"]) != models:
                 continue
-            _, fit = fitting.optimum_gap(fitting.fit_multistart(law, points[["Ne", "Nd"]], points["loss"]))
-            fits.append(
-                {
-                    "steps": steps,
-                    "test_set": test_set,
-                    **fit.params,
-                    "r2": fit.diagnostics.r2,
-                    "runs": len(points),
-                    "determined": fit.determined,
-                }
-            )
+            fits.append({"steps": steps, "test_set": test_set, **_law_fit(law, points, points["loss"])})
     order = {t: i for i, t in enumerate(TEST_SETS)}
     return (
         pd.DataFrame(fits)

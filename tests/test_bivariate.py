@@ -13,6 +13,7 @@ import pytest
 from toy import summary_for
 
 from nmtscale import book, laws, record, runs
+from nmtscale.engine.counting import parameter_counts
 from nmtscale.laws import fitting
 from nmtscale.runs import config_hash
 from nmtscale.studies import bivariate, claims, sweeps
@@ -760,7 +761,7 @@ def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_see
             *end.curves[:-1],
             {"step": 40, "test_loss": {f"en-de/{t}": v for t, v in last.items()}},
         ]
-        return dataclasses.replace(end, curves=evaluations)
+        return dataclasses.replace(end, curves=evaluations, steps=p.config.train.steps)
 
     comparison = bivariate.schedule_comparison(plan, [summary(p) for p in plan], reference="cosine")
     assert list(comparison["test_set"]) == ["l10n", "ding"] * 5, "chapter order within a model and budget"
@@ -887,11 +888,64 @@ def test_the_schedule_check_pairs_each_run_under_both_schedules_and_gates_in_see
         ({**check, "runs": {20: ["2L-2L"]}}, "20: expected {<model>: <seeds>}"),
         ({**check, "runs": [20]}, "runs must map budgets to models"),
         ({**check, "runs": {20: {"deep": 2}}}, "20: 'deep' is not a model such as '2L-6L'"),
+        ({**check, "runs": {20: {"2L-2L": 2, "3L-4L": 1}}}, "20: '3L-4L' is neither the baseline 2L-2L"),
         ({**check, "seeds": 3}, "expected {schedule"),
         ({"schedule": "constant_cooldown"}, "expected {schedule"),
     ]:
         with pytest.raises(ValueError, match=f"schedule_check: .*{re.escape(message)}"):
             bivariate.schedule_check_plan({**params, "schedule_check": bad})
+
+
+def test_schedule_judging_fits_both_schedules_on_the_models_both_trained_where_the_families_are_complete():
+    """Every family and two symmetric models at 20 updates under both schedules, only the encoder family at
+    40: the claims' fits run at 20, on each schedule's last evaluations (the final losses lie 1 nat above),
+    the symmetric models held out; each schedule's exponents are its own law's."""
+    params = book.load_parameters("01_bivariate_laws", "smoke", root=record.REPOSITORY)
+    models = ["2L-2L", "1L-2L", "3L-2L", "4L-2L", "2L-1L", "2L-3L", "2L-4L", "1L-1L", "3L-3L"]
+    check = {"schedule": "constant_cooldown", "runs": {20: {m: 1 for m in models} | {"2L-2L": 2}}}
+    check["runs"][40] = {"2L-2L": 1, "1L-2L": 1, "3L-2L": 1, "4L-2L": 1}
+    params = {**params, "schedule": "cosine", "schedule_check": check}
+    plan = bivariate.schedule_check_plan(params)
+    assert {p.approach for p in plan if p.label in ("1L-1L", "3L-3L")} == {"symmetric"}
+    truth = {"constant_cooldown": {**TRUTH, "pe": 0.3}, "cosine": TRUTH}
+
+    def summary(p):
+        counts = parameter_counts(p.config.model)
+        law = laws.bivariate_law(*(parameter_counts(plan[0].config.model)[k] for k in ("encoder", "decoder")))
+        sizes = pd.DataFrame({"Ne": [counts["encoder"]], "Nd": [counts["decoder"]]})
+        last = float(law(sizes, truth[p.config.train.schedule])[0]) + 0.01 * p.seed
+        end = summary_for(p, {"l10n": last + 1.0})
+        curves = [*end.curves[:-1], {"step": 40, "test_loss": {"en-de/l10n": last}}]
+        return dataclasses.replace(end, curves=curves, steps=p.config.train.steps)
+
+    summaries = [summary(p) for p in plan]
+    tables = bivariate.schedule_judging(plan, summaries, reference="cosine")
+    assert list(tables) == ["constant_cooldown", "cosine"]
+    for schedule, table in tables.items():
+        assert (
+            set(table["steps"]) == {20} and set(table["seed"]) == {0} and set(table["schedule"]) == {schedule}
+        )
+        assert sorted(table["model"]) == sorted(models)
+        assert (table["loss"] < 3.5).all(), "the last evaluation, not the final loss"
+    fitted = {s: bivariate.analyse_all(t, n_bootstrap=20) for s, t in tables.items()}
+    fits = bivariate.schedule_fits(fitted).set_index("schedule")
+    assert fits.loc["constant_cooldown", "pe"] == pytest.approx(0.3, abs=0.02)
+    assert fits.loc["cosine", "pe"] == pytest.approx(0.15, abs=0.02)
+    assert (fits["held_out_runs"] == 2).all() and (fits["symmetric_r2"] > 99).all()
+    assert (fits["share_pd_gt_pe"] == 1.0).all() and (fits["steps"] == 20).all()
+    numbers = bivariate.schedule_fit_numbers(fits.reset_index())
+    assert numbers["schedule_fits_steps"] == "20"
+    assert (
+        numbers["schedule_fits_eq2_r2_checked_min"] > 99
+        and numbers["schedule_fits_eq2_r2_reference_max"] > 99
+    )
+    # without a third encoder depth no budget has the families: nothing is judged
+    fewer = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.label != "4L-2L"]
+    assert bivariate.schedule_judging(*map(list, zip(*fewer, strict=True)), reference="cosine") == {}
+    empty = bivariate.schedule_fit_numbers(bivariate.schedule_fits({}))
+    assert empty["schedule_fits_steps"] == "none" and math.isnan(
+        empty["schedule_fits_symmetric_r2_checked_max"]
+    )
 
 
 def test_budget_losses_pair_each_long_model_with_its_first_seed_run_at_the_short_budget():

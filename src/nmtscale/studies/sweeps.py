@@ -204,16 +204,21 @@ def planned_summaries(
 
 
 def run_table(
-    plan: Sequence[PlannedRun], summaries: Sequence[RunSummary], fraction: float = 0.2
+    plan: Sequence[PlannedRun],
+    summaries: Sequence[RunSummary],
+    fraction: float = 0.2,
+    last_evaluation: bool = False,
 ) -> pd.DataFrame:
     """One row per run and test set: the run's family, depths, seed, sizes, tokens and final loss.
 
     Columns: run_id, direction, approach, model ('4L-2L'), enc_layers, dec_layers, d_model, seed, Ne, Nd
     (encoder and decoder parameters, the paper's model sizes), N = Ne + Nd, total_params, tokens (target
-    tokens trained on), tokens_per_param (tokens / N), steps, wall_time_s, status, reason (why a failed run
-    failed), test_set, loss (the run's final loss), slope (`last_fraction_slope` over the last `fraction` of
-    training) and above_minimum (`above_minimum`). Failed runs keep their rows with a NaN loss, so a table
-    shows what did not train.
+    tokens trained on), tokens_per_param (tokens / N), steps, schedule (the learning-rate schedule),
+    wall_time_s, status, reason (why a failed run failed), test_set, loss (the run's final loss, or with
+    `last_evaluation` its loss at its last evaluation: where a run ends with a cool-down, the final loss, a
+    median over the last evaluations, takes in some made part-way down it), slope (`last_fraction_slope` over
+    the last `fraction` of training) and above_minimum (`above_minimum`). Failed runs keep their rows with a
+    NaN loss, so a table shows what did not train.
     """
     rows = []
     for planned, summary in planned_summaries(plan, summaries, lambda p: f"{p.label} (seed {p.seed})"):
@@ -241,16 +246,24 @@ def run_table(
                     "tokens": tokens,
                     "tokens_per_param": tokens / n_params,
                     "steps": summary.steps,
+                    "schedule": planned.config.train.schedule,
                     "wall_time_s": summary.wall_time_s,
                     "status": summary.status,
                     "reason": summary.reason,
                     "test_set": key.removeprefix(prefix),
-                    "loss": summary.final_loss.get(key, math.nan) if summary.finished else math.nan,
+                    "loss": _end_loss(summary, key, last_evaluation),
                     "slope": last_fraction_slope(summary.curves, key, fraction),
                     "above_minimum": above_minimum(summary.curves, key),
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _end_loss(summary: RunSummary, key: str, last_evaluation: bool) -> float:
+    """A finished run's loss on test set `key`: its final loss, or at its last evaluation (NaN if failed)."""
+    if not summary.finished:
+        return math.nan
+    return summary.curves[-1]["test_loss"][key] if last_evaluation else summary.final_loss.get(key, math.nan)
 
 
 TRAIN = "train"  # the test_set name of the training loss in `training_loss_table`

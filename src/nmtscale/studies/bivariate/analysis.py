@@ -16,7 +16,6 @@ import pandas as pd
 from nmtscale import laws, runs
 from nmtscale.config import override
 from nmtscale.engine.batching import target_positions
-from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.data import prepare_data
 from nmtscale.laws import fitting, uncertainty
 from nmtscale.laws.fitting import Diagnostics, Fit
@@ -574,27 +573,7 @@ def schedule_comparison(
     seed std of its model at its most-seeded budget, else the median over the seeded rows of its test set. A
     schedule that ends where the reference ends is within about one seed std: with three seeds each, the two
     means differ by 0.8 seed std on average by chance alone."""
-    sizes = [parameter_counts(p.config.model) for p in plan]
-    table = pd.DataFrame(
-        [
-            {
-                "model": p.label,
-                "approach": p.approach,
-                "enc_layers": p.enc_layers,
-                "dec_layers": p.dec_layers,
-                "Ne": size["encoder"],
-                "Nd": size["decoder"],
-                "steps": p.config.train.steps,
-                "test_set": key.split("/", 1)[1],
-                "schedule": p.config.train.schedule,
-                "loss": loss,
-            }
-            for p, size, s in zip(plan, sizes, summaries, strict=True)
-            if s.curves
-            for key, loss in s.curves[-1]["test_loss"].items()
-            if key.startswith(f"{p.direction}/")
-        ]
-    )
+    table = sweeps.run_table(plan, summaries, last_evaluation=True).dropna(subset=["loss"])
     (checked,) = {p.config.train.schedule for p in plan} - {reference}
     by = table.groupby(
         ["model", "approach", "enc_layers", "dec_layers", "Ne", "Nd", "steps", "test_set", "schedule"]
@@ -742,7 +721,8 @@ def schedule_laws(comparison: pd.DataFrame) -> pd.DataFrame:
     whether they determine the law; empty where no budget has such models. If a schedule changed only how far
     every model gets, the exponents would agree; where they differ, the schedule changes what size buys."""
     fits = []
-    for (steps, test_set), at in comparison.groupby(["steps", "test_set"], observed=True, sort=True):
+    families = comparison[comparison["approach"].isin(FIT_APPROACHES)]
+    for (steps, test_set), at in families.groupby(["steps", "test_set"], observed=True, sort=True):
         if not law_models(at):
             continue
         baseline = at[at["approach"] == "baseline"].iloc[0]
@@ -758,6 +738,63 @@ def _law_fit(law: laws.Law, points: pd.DataFrame, losses: pd.Series) -> dict[str
     coefficients, R^2 (%), how many runs it was fitted to and whether they determine it."""
     _, fit = fitting.optimum_gap(fitting.fit_multistart(law, points[["Ne", "Nd"]], losses))
     return {**fit.params, "r2": fit.diagnostics.r2, "runs": len(points), "determined": fit.determined}
+
+
+def schedule_judging(
+    plan: Sequence[sweeps.PlannedRun], summaries: Sequence[RunSummary], reference: str, seed: int = 0
+) -> dict[str, pd.DataFrame]:
+    """Where the schedule check (`schedule_check_plan`) can judge the claims under both schedules: each
+    schedule's `sweeps.run_table` (the loss at each run's last evaluation, as `schedule_comparison` reads it)
+    at the longest budget at which the models both schedules trained with `seed` reach `judging_runs`' sizes,
+    keyed by schedule, the checked one first; empty where no budget has them. `analyse_all` fits each as the
+    claims are judged, so that the two schedules' fits compare on the same models."""
+    table = sweeps.run_table(plan, summaries, last_evaluation=True).dropna(subset=["loss"])
+    table = table[table["seed"] == seed]
+    checked = [s for s in dict.fromkeys(p.config.train.schedule for p in plan) if s != reference]
+    in_both = table.groupby(["model", "steps"])["schedule"].transform("nunique") == 2
+    judged = judging_runs(table[in_both & table["schedule"].isin(checked)], seed)
+    if judged.empty:
+        return {}
+    at = table[in_both & (table["steps"] == judged["steps"].iloc[0])]
+    return {s: at[at["schedule"] == s].reset_index(drop=True) for s in [*checked, reference]}
+
+
+def schedule_fits(
+    analyses: Mapping[str, Sequence[Analysis]], spread: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The claims' fits under each schedule (`analyse_all` of each `schedule_judging` table, keyed by
+    schedule): per schedule, direction and test set, the budget (`steps`), `fit_quality`'s columns beside
+    `exponents`' pe, pd and share of bootstrap refits with pd > pe (noise: the chapter's seed `spread`)."""
+    frames = []
+    for schedule, fitted in analyses.items():
+        exps = exponents(fitted, spread)[["direction", "test_set", "pe", "pd", "share_pd_gt_pe"]]
+        quality = fit_quality(fitted).merge(exps, on=["direction", "test_set"])
+        frames.append(quality.assign(schedule=schedule, steps=[int(a.points["steps"].max()) for a in fitted]))
+    if not frames:
+        return pd.DataFrame()
+    fits = pd.concat(frames, ignore_index=True)
+    order = {name: i for i, name in enumerate([*analyses, *TEST_SETS])}
+    fits = fits.sort_values(["schedule", "test_set"], key=lambda c: c.map(order), ignore_index=True)
+    return fits[["schedule", "steps", *[c for c in fits.columns if c not in ("schedule", "steps")]]]
+
+
+def schedule_fit_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
+    """The numbers the prose quotes from `schedule_fits`: the budget (`schedule_fits_steps`, "none" where
+    nothing was fitted) and per schedule, `checked` (the first) or `reference` (the last), the range over the
+    test sets of Eq. 2's R^2, of the held-out symmetric models' R^2 and of the share of refits with pd > pe
+    (`schedule_fits_<column>_<checked|reference>_<min|max>`), NaN where not measured."""
+    columns = ("eq2_r2", "symmetric_r2", "share_pd_gt_pe")
+    steps = f"{int(fits['steps'].max()):,}" if len(fits) else "none"
+    numbers: dict[str, float | str] = {"schedule_fits_steps": steps}
+    schedules = list(dict.fromkeys(fits["schedule"])) if len(fits) else []
+    for which, position in (("checked", 0), ("reference", -1)):
+        rows = fits[fits["schedule"] == schedules[position]] if schedules else pd.DataFrame()
+        for column in columns:
+            values = rows[column].dropna() if len(rows) else pd.Series(dtype=float)
+            low, high = (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
+            numbers[f"schedule_fits_{column}_{which}_min"] = low
+            numbers[f"schedule_fits_{column}_{which}_max"] = high
+    return numbers
 
 
 def schedule_law_numbers(fits: pd.DataFrame) -> dict[str, float | str]:

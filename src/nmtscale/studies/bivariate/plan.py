@@ -243,14 +243,27 @@ def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
 
 def _model_depths(label: str, params: Mapping[str, Any], where: str) -> tuple[int, int, str]:
     """The encoder and decoder depths of the En->De model named `label` as in the paper ('2L-6L': a 2-layer
-    encoder, a 6-layer decoder) and the family it extends from the baseline; a name that is not a model
-    raises ValueError under `where`."""
+    encoder, a 6-layer decoder) and the family it belongs to (`sweeps.APPROACHES`: the baseline, the encoder
+    or decoder family around it, or the symmetric models); a name that is not a model, or a model in none of
+    them, raises ValueError under `where`."""
     match = MODEL_LABEL.fullmatch(str(label))
     if match is None:
         raise ValueError(f"{where}: {label!r} is not a model such as '2L-6L' (encoder, decoder layers)")
     enc, dec = (int(group) for group in match.groups())
     enc_bar, dec_bar = params["baseline_layers"]
-    approach = "baseline" if (enc, dec) == (enc_bar, dec_bar) else "encoder" if dec == dec_bar else "decoder"
+    if (enc, dec) == (enc_bar, dec_bar):
+        approach = "baseline"
+    elif dec == dec_bar:
+        approach = "encoder"
+    elif enc == enc_bar:
+        approach = "decoder"
+    elif enc == dec:
+        approach = "symmetric"
+    else:
+        raise ValueError(
+            f"{where}: {label!r} is neither the baseline {enc_bar}L-{dec_bar}L nor a member of its encoder, "
+            "decoder or symmetric family"
+        )
     return enc, dec, approach
 
 

@@ -705,3 +705,50 @@ def test_the_chapter_charts_draw_a_placeholder_where_every_score_is_zero():
     assert spec["title"] == "en-de l10n (source-original)" and spec["width"] == composition.PANEL_WIDTH
     students = cell.assign(series="forward", test_set="forward")
     assert "2 zero scores not drawn" in composition.student_quality_chart(students, "own").to_dict()["title"]
+
+
+def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_models_bleu(monkeypatch):
+    chapter1 = {**CHAPTER1_CPU, "schedule": "cosine"}
+    candidates = {
+        "forward": {"kind": "forward", "model": "2L-3L", "steps": 800, "schedule": "cosine"},
+        "back": {"kind": "back", "model": "2L-3L", "steps": 1600, "schedule": "constant_cooldown"},
+    }
+    planned = composition.candidate_teachers(chapter1, candidates)
+    chapter_runs = {config_hash(p.config): p for p in bivariate.chapter_plan(chapter1)}
+    assert chapter_runs[config_hash(planned["forward"].config)].label == "2L-3L", "chapter 1's own run"
+    back = planned["back"]
+    assert (back.direction, back.approach, back.label) == ("de-en", "decoder", "2L-3L")
+    assert (back.config.train.steps, back.config.train.schedule) == (1600, "constant_cooldown")
+    for spec, message in [
+        ({"kind": "forward", "model": "2L-3L", "steps": 800}, "expected {kind, model, steps, schedule}"),
+        ({**candidates["forward"], "kind": "sideways"}, "kind 'sideways' is not one of"),
+        ({**candidates["forward"], "steps": "long"}, "steps must be a positive integer"),
+        ({**candidates["forward"], "model": "3L-4L"}, "'3L-4L' is neither the baseline"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"teacher_candidates: bad: .*{message}"):
+            composition.candidate_teachers(chapter1, {"bad": spec})
+
+    # the forward teacher translates perfectly, the back teacher echoes its source
+    def translations(summary, texts, direction, beam_size, length_penalty):
+        assert (beam_size, length_penalty) == (4, 1.0)
+        if direction == "de-en":
+            return list(texts)
+        source, target = direction.split("-")
+        return [t for _, t in corpus.load_test_set("ding", source, target)[: len(texts)]]
+
+    monkeypatch.setattr(runs, "translations", translations)
+    summaries = {name: summary_for(p, {"ding": 2.5}) for name, p in planned.items()}
+    scores = composition.candidate_scores(planned, summaries, "ding", 4, 1.0, max_sentences=20)
+    assert list(scores["teacher"]) == ["forward", "back"] and (scores["sentences"] == 20).all()
+    assert scores.loc[0, "bleu"] == pytest.approx(100) and scores.loc[1, "bleu"] < 10
+    assert scores.loc[0, "loss"] == pytest.approx(4.6), "the loss at the last evaluation"
+    assert scores.loc[0, "signature"].startswith("nrefs:1")
+    numbers = composition.candidate_numbers(scores)
+    assert (numbers["candidate_model_best"], numbers["candidate_steps_best"]) == ("2L-3L", "800")
+    assert numbers["candidate_bleu_best"] == pytest.approx(100)
+    assert composition.candidate_numbers(scores.iloc[0:0])["candidate_model_best"] == "none"
+    gates = composition.teacher_gates(scores, target=10)
+    assert [g.passed for g in gates] == [True, False]
+    assert (
+        gates[1].gate == "teacher back (de-en): BLEU on ding" and "2L-3L at 1,600 updates" in gates[1].detail
+    )

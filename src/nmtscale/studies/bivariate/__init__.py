@@ -88,6 +88,7 @@ from nmtscale.studies.bivariate.plan import (
     chapter_plan,
     hyperparameter_plan,
     long_plan,
+    model_run,
     schedule_check_plan,
 )
 from nmtscale.studies.bivariate.verdicts import (
@@ -161,6 +162,7 @@ __all__ = [
     "learning_curves",
     "learning_curves_chart",
     "long_plan",
+    "model_run",
     "narrower",
     "narrower_residuals",
     "recipe_comparison",

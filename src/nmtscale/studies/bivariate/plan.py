@@ -228,17 +228,33 @@ def schedule_check_plan(params: Mapping[str, Any]) -> list[sweeps.PlannedRun]:
             f"{where}: runs: no model has two seeds at a budget: nothing to measure the check in"
         )
     return [
-        _depth_run(
-            at_steps(
-                override(base_config(params), {"train.schedule": schedule, "train.seed": seed}),
-                steps,
-                params["eval_points"],
-            ),
-            *depths,
-        )
+        _depth_run(_schedule_config(params, steps, schedule, seed), *depths)
         for schedule in (check["schedule"], params["schedule"])
         for steps, depths, seed in to_plan
     ]
+
+
+def model_run(
+    params: Mapping[str, Any],
+    label: str,
+    steps: int,
+    schedule: str,
+    direction: str = "en-de",
+    where: str = "model",
+) -> sweeps.PlannedRun:
+    """Chapter 1's model `label` ('2L-6L') on `direction` at budget `steps` under `schedule`, first seed: the
+    run chapter 1 trains or checks with these settings (same config, same run id), for a later chapter that
+    uses one of its models; a name in none of its families raises ValueError under `where`."""
+    enc, dec, approach = _model_depths(label, params, where)
+    cfg = _schedule_config(params, steps, schedule, params["seed"])
+    (run,) = sweeps.depth_scaling_plan(cfg, direction, [enc, dec])
+    return dataclasses.replace(run, approach=approach)
+
+
+def _schedule_config(params: Mapping[str, Any], steps: int, schedule: str, seed: int) -> RunConfig:
+    """Chapter 1's base config at budget `steps` under `schedule` with `seed`."""
+    base = override(base_config(params), {"train.schedule": schedule, "train.seed": seed})
+    return at_steps(base, steps, params["eval_points"])
 
 
 def _model_depths(label: str, params: Mapping[str, Any], where: str) -> tuple[int, int, str]:

@@ -20,6 +20,7 @@ from nmtscale.laws import fitting
 from nmtscale.record import RunSummary
 from nmtscale.studies import bivariate
 from nmtscale.studies.bivariate import Analysis
+from nmtscale.studies.claims import Gate
 from nmtscale.studies.composition.plan import STUDENT_DIRECTION, Student, SyntheticSet
 from nmtscale.studies.sweeps import PlannedRun
 
@@ -193,6 +194,81 @@ def teacher_table(
             for name, s in summaries.items()
         ]
     )
+
+
+def candidate_scores(
+    candidates: Mapping[str, PlannedRun],
+    summaries: Mapping[str, RunSummary],
+    test_set: str,
+    beam_size: int,
+    length_penalty: float,
+    max_sentences: int | None = None,
+) -> pd.DataFrame:
+    """One row per candidate teacher (`candidate_teachers`, their `summaries` by name): its direction, model,
+    budget, schedule, non-embedding parameters, training wall time, loss on `test_set` at its last
+    evaluation, and BLEU and chrF of its final model's beam-search translations of `test_set` (the first
+    `max_sentences`, all with None; kept with the run's record, so a reader decodes nothing), with BLEU's
+    sacrebleu signature."""
+    rows = []
+    for name, planned in candidates.items():
+        summary = summaries[name]
+        _, hypotheses, references = final_translations(
+            summary, planned.direction, test_set, max_sentences, beam_size, length_penalty
+        )
+        bleu = metrics.bleu(hypotheses, references, planned.direction.split("-")[1])
+        rows.append(
+            {
+                "teacher": name,
+                "direction": planned.direction,
+                "model": planned.label,
+                "steps": planned.config.train.steps,
+                "schedule": planned.config.train.schedule,
+                "params_non_embedding": summary.n_params_non_embedding,
+                "wall_time_s": round(summary.wall_time_s),
+                "test_set": test_set,
+                "sentences": len(references),
+                "loss": summary.curves[-1]["test_loss"][f"{planned.direction}/{test_set}"],
+                "bleu": bleu.score,
+                "chrf": metrics.chrf(hypotheses, references).score,
+                "beam_size": beam_size,
+                "signature": bleu.signature,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def candidate_numbers(scores: pd.DataFrame) -> dict[str, float | str]:
+    """The numbers chapter 2's prose quotes from `candidate_scores`: the best candidate's BLEU, model,
+    budget and loss (`candidate_<bleu|model|steps|loss>_best`; "none" and NaN without a candidate)."""
+    if scores.empty:
+        return {
+            "candidate_bleu_best": math.nan,
+            "candidate_model_best": "none",
+            "candidate_steps_best": "none",
+            "candidate_loss_best": math.nan,
+        }
+    best = scores.loc[scores["bleu"].idxmax()]
+    return {
+        "candidate_bleu_best": float(best["bleu"]),
+        "candidate_model_best": str(best["model"]),
+        "candidate_steps_best": f"{int(best['steps']):,}",
+        "candidate_loss_best": float(best["loss"]),
+    }
+
+
+def teacher_gates(scores: pd.DataFrame, target: float) -> list[Gate]:
+    """Issue 42's teacher gate for each row of `candidate_scores`: its BLEU at least `target`."""
+    return [
+        Gate(
+            f"teacher {row.teacher} ({row.direction}): BLEU on {row.test_set}",
+            float(row.bleu),
+            f">= {target:g}",
+            bool(row.bleu >= target),
+            f"{row.model} at {row.steps:,} updates ({row.schedule}), beam {row.beam_size}, "
+            f"{row.sentences:,} sentences",
+        )
+        for row in scores.itertuples()
+    ]
 
 
 def characters_per_token(tokenizer: Tokenizer, references: Sequence[str]) -> float:
@@ -544,10 +620,15 @@ def size_trend(final: pd.DataFrame, value: str, by: Sequence[str], level: float 
 
 
 def final_translations(
-    summary: RunSummary, direction: str, test_set: str, n: int, beam_size: int, length_penalty: float
+    summary: RunSummary,
+    direction: str,
+    test_set: str,
+    n: int | None,
+    beam_size: int,
+    length_penalty: float,
 ) -> tuple[list[str], list[str], list[str]]:
-    """(sources, hypotheses, references) of the first `n` sentences of a corpus test set, translated by the
-    final model of run `summary` (kept in the results store)."""
+    """(sources, hypotheses, references) of the first `n` sentences of a corpus test set (all with None),
+    translated by the final model of run `summary` (kept in the results store)."""
     src, tgt = direction.split("-")
     pairs = corpus.load_test_set(test_set, src, tgt)[:n]
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]

@@ -934,7 +934,8 @@ def test_schedule_judging_fits_both_schedules_on_the_models_both_trained_where_t
     assert (fits["held_out_runs"] == 2).all() and (fits["symmetric_r2"] > 99).all()
     assert (fits["share_pd_gt_pe"] == 1.0).all() and (fits["steps"] == 20).all()
     numbers = bivariate.schedule_fit_numbers(fits.reset_index())
-    assert numbers["schedule_fits_steps"] == "20"
+    assert numbers["schedule_fits_steps"] == "20" and numbers["schedule_fits_held_out"] == 2
+    assert numbers["schedule_fits_symmetric_max_error_checked_max"] < 0.01
     assert (
         numbers["schedule_fits_eq2_r2_checked_min"] > 99
         and numbers["schedule_fits_eq2_r2_reference_max"] > 99
@@ -943,8 +944,10 @@ def test_schedule_judging_fits_both_schedules_on_the_models_both_trained_where_t
     fewer = [(p, s) for p, s in zip(plan, summaries, strict=True) if p.label != "4L-2L"]
     assert bivariate.schedule_judging(*map(list, zip(*fewer, strict=True)), reference="cosine") == {}
     empty = bivariate.schedule_fit_numbers(bivariate.schedule_fits({}))
-    assert empty["schedule_fits_steps"] == "none" and math.isnan(
-        empty["schedule_fits_symmetric_r2_checked_max"]
+    assert (
+        empty["schedule_fits_steps"] == "none"
+        and empty["schedule_fits_held_out"] == 0
+        and math.isnan(empty["schedule_fits_symmetric_r2_checked_max"])
     )
 
 

@@ -780,12 +780,16 @@ def schedule_fits(
 
 def schedule_fit_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
     """The numbers the prose quotes from `schedule_fits`: the budget (`schedule_fits_steps`, "none" where
-    nothing was fitted) and per schedule, `checked` (the first) or `reference` (the last), the range over the
-    test sets of Eq. 2's R^2, of the held-out symmetric models' R^2 and of the share of refits with pd > pe
+    nothing was fitted), the symmetric models held out (`schedule_fits_held_out`, 0 without) and per schedule,
+    `checked` (the first) or `reference` (the last), the range over the test sets of Eq. 2's R^2, of the
+    held-out models' R^2 and largest error (nats) and of the share of refits with pd > pe
     (`schedule_fits_<column>_<checked|reference>_<min|max>`), NaN where not measured."""
-    columns = ("eq2_r2", "symmetric_r2", "share_pd_gt_pe")
+    columns = ("eq2_r2", "symmetric_r2", "symmetric_max_error", "share_pd_gt_pe")
     steps = f"{int(fits['steps'].max()):,}" if len(fits) else "none"
-    numbers: dict[str, float | str] = {"schedule_fits_steps": steps}
+    numbers: dict[str, float | str] = {
+        "schedule_fits_steps": steps,
+        "schedule_fits_held_out": int(fits["held_out_runs"].max()) if len(fits) else 0,
+    }
     schedules = list(dict.fromkeys(fits["schedule"])) if len(fits) else []
     for which, position in (("checked", 0), ("reference", -1)):
         rows = fits[fits["schedule"] == schedules[position]] if schedules else pd.DataFrame()

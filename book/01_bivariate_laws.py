@@ -743,11 +743,7 @@ schedule_tables = (
     if schedule_check
     else {}
 )
-schedule_fitted = {
-    name: bivariate.analyse_all(runs_at, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
-    for name, runs_at in schedule_tables.items()
-}
-schedule_fit_table = bivariate.schedule_fits(schedule_fitted, spread)
+schedule_fit_table = bivariate.schedule_fits(schedule_tables, spread, seed, n_bootstrap, workers)
 for name, value in bivariate.schedule_fit_numbers(schedule_fit_table).items():
     glue(name, value, display=False)  # quoted below
 if schedule_tables:

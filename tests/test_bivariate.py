@@ -927,8 +927,7 @@ def test_schedule_judging_fits_both_schedules_on_the_models_both_trained_where_t
         )
         assert sorted(table["model"]) == sorted(models)
         assert (table["loss"] < 3.5).all(), "the last evaluation, not the final loss"
-    fitted = {s: bivariate.analyse_all(t, n_bootstrap=20) for s, t in tables.items()}
-    fits = bivariate.schedule_fits(fitted).set_index("schedule")
+    fits = bivariate.schedule_fits(tables, n_bootstrap=20).set_index("schedule")
     assert fits.loc["constant_cooldown", "pe"] == pytest.approx(0.3, abs=0.02)
     assert fits.loc["cosine", "pe"] == pytest.approx(0.15, abs=0.02)
     assert (fits["held_out_runs"] == 2).all() and (fits["symmetric_r2"] > 99).all()

@@ -750,30 +750,36 @@ def schedule_judging(
     claims are judged, so that the two schedules' fits compare on the same models."""
     table = sweeps.run_table(plan, summaries, last_evaluation=True).dropna(subset=["loss"])
     table = table[table["seed"] == seed]
-    checked = [s for s in dict.fromkeys(p.config.train.schedule for p in plan) if s != reference]
+    (checked,) = {p.config.train.schedule for p in plan} - {reference}
     in_both = table.groupby(["model", "steps"])["schedule"].transform("nunique") == 2
-    judged = judging_runs(table[in_both & table["schedule"].isin(checked)], seed)
+    judged = judging_runs(table[in_both & (table["schedule"] == checked)], seed)
     if judged.empty:
         return {}
     at = table[in_both & (table["steps"] == judged["steps"].iloc[0])]
-    return {s: at[at["schedule"] == s].reset_index(drop=True) for s in [*checked, reference]}
+    return {s: at[at["schedule"] == s].reset_index(drop=True) for s in (checked, reference)}
 
 
 def schedule_fits(
-    analyses: Mapping[str, Sequence[Analysis]], spread: pd.DataFrame | None = None
+    tables: Mapping[str, pd.DataFrame],
+    spread: pd.DataFrame | None = None,
+    seed: int = 0,
+    n_bootstrap: int = 200,
+    workers: int = 1,
 ) -> pd.DataFrame:
-    """The claims' fits under each schedule (`analyse_all` of each `schedule_judging` table, keyed by
-    schedule): per schedule, direction and test set, the budget (`steps`), `fit_quality`'s columns beside
-    `exponents`' pe, pd and share of bootstrap refits with pd > pe (noise: the chapter's seed `spread`)."""
+    """The claims' fits under each schedule of `schedule_judging`'s `tables` (`analyse_all` of each, with
+    `n_bootstrap` refits in `workers` processes): per schedule, direction and test set, the budget (`steps`),
+    `fit_quality`'s columns beside `exponents`' pe, pd and share of bootstrap refits with pd > pe (noise: the
+    chapter's seed `spread`); empty without tables."""
     frames = []
-    for schedule, fitted in analyses.items():
+    for schedule, runs_at in tables.items():
+        fitted = analyse_all(runs_at, seed=seed, n_bootstrap=n_bootstrap, workers=workers)
         exps = exponents(fitted, spread)[["direction", "test_set", "pe", "pd", "share_pd_gt_pe"]]
         quality = fit_quality(fitted).merge(exps, on=["direction", "test_set"])
         frames.append(quality.assign(schedule=schedule, steps=[int(a.points["steps"].max()) for a in fitted]))
     if not frames:
         return pd.DataFrame()
     fits = pd.concat(frames, ignore_index=True)
-    order = {name: i for i, name in enumerate([*analyses, *TEST_SETS])}
+    order = {name: i for i, name in enumerate([*tables, *TEST_SETS])}
     fits = fits.sort_values(["schedule", "test_set"], key=lambda c: c.map(order), ignore_index=True)
     return fits[["schedule", "steps", *[c for c in fits.columns if c not in ("schedule", "steps")]]]
 
@@ -785,20 +791,30 @@ def schedule_fit_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
     held-out models' R^2 and largest error (nats) and of the share of refits with pd > pe
     (`schedule_fits_<column>_<checked|reference>_<min|max>`), NaN where not measured."""
     columns = ("eq2_r2", "symmetric_r2", "symmetric_max_error", "share_pd_gt_pe")
-    steps = f"{int(fits['steps'].max()):,}" if len(fits) else "none"
-    numbers: dict[str, float | str] = {
-        "schedule_fits_steps": steps,
-        "schedule_fits_held_out": int(fits["held_out_runs"].max()) if len(fits) else 0,
+    numbers: dict[str, float | str] = {"schedule_fits_steps": "none", "schedule_fits_held_out": 0}
+    numbers |= {
+        f"schedule_fits_{column}_{which}_{end}": math.nan
+        for column in columns
+        for which in ("checked", "reference")
+        for end in ("min", "max")
     }
-    schedules = list(dict.fromkeys(fits["schedule"])) if len(fits) else []
-    for which, position in (("checked", 0), ("reference", -1)):
-        rows = fits[fits["schedule"] == schedules[position]] if schedules else pd.DataFrame()
+    if fits.empty:
+        return numbers
+    numbers["schedule_fits_steps"] = f"{int(fits['steps'].max()):,}"
+    numbers["schedule_fits_held_out"] = int(fits["held_out_runs"].max())
+    schedules = list(dict.fromkeys(fits["schedule"]))
+    for which, schedule in (("checked", schedules[0]), ("reference", schedules[-1])):
+        rows = fits[fits["schedule"] == schedule]
         for column in columns:
-            values = rows[column].dropna() if len(rows) else pd.Series(dtype=float)
-            low, high = (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
+            low, high = _span(rows[column].dropna())
             numbers[f"schedule_fits_{column}_{which}_min"] = low
             numbers[f"schedule_fits_{column}_{which}_max"] = high
     return numbers
+
+
+def _span(values: pd.Series) -> tuple[float, float]:
+    """The smallest and largest of `values`, NaN for both when there are none."""
+    return (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
 
 
 def schedule_law_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
@@ -831,10 +847,6 @@ def schedule_numbers(
     (`schedule_budget_<family>_<checked|reference>_*`), and each family's effect at the longest budget that
     compares it (`schedule_<family>_longest_steps`, `schedule_<family>_longest_<checked|reference>_<test
     set>`)."""
-
-    def span(values: pd.Series) -> tuple[float, float]:
-        return (float(values.min()), float(values.max())) if len(values) else (math.nan, math.nan)
-
     # an empty table (nothing compared yet) reads as one with no rows
     if effects.empty:
         effects = pd.DataFrame(
@@ -859,7 +871,7 @@ def schedule_numbers(
         for side in ("checked", "reference"):
             ranges[f"schedule_budget_{family}_{side}"] = steps[f"{side}_change"]
     for name, values in ranges.items():
-        numbers[f"{name}_min"], numbers[f"{name}_max"] = span(values)
+        numbers[f"{name}_min"], numbers[f"{name}_max"] = _span(values)
     for family, of_family in families.items():
         # the family's effect at the longest budget compared, per test set, under each schedule
         at = of_family[of_family["steps"] == of_family["steps"].max()]

@@ -703,8 +703,8 @@ glue("schedule_best_rate_difference_max", float(best_rate_differences.max()), di
 # step sooner under the constant schedule. The encoder family is not stable under either (its budget gates),
 # but under the constant schedule it turns the paper's way sooner. So the constant schedule gives a
 # better-trained model for the same updates, the encoder's scaling a budget earlier, a decoder effect that
-# settles by 16,000 updates, and every budget of a model from one trunk at the price of the longest: the
-# reasons the chapter's runs are to move to it (the families' runs under it are training).
+# settles by 16,000 updates, and every budget of a model from one trunk at the price of the longest: reasons
+# to move the chapter's runs to it, if the claims' fits to its runs are at least as good (below).
 #
 # What the exponents say: Eq. 2 fitted under each schedule to the same models at each budget where they make a
 # law (the baseline and at least two depths of each family, mean over seeds, the loss at the end of training;
@@ -754,22 +754,34 @@ else:
     print("no budget has the families under both schedules yet: the claims' fits are not compared")
 
 # %% [markdown]
-# At {glue:text}`schedule_fits_steps` updates Eq. 2 explains {glue:text}`schedule_fits_eq2_r2_checked_min:.1f`
-# to {glue:text}`schedule_fits_eq2_r2_checked_max:.1f`% of the variance of these models' losses under the
-# constant schedule and {glue:text}`schedule_fits_eq2_r2_reference_min:.1f` to
+# At {glue:text}`schedule_fits_steps` updates, the budget at which the claims are judged, Eq. 2 explains
+# {glue:text}`schedule_fits_eq2_r2_checked_min:.1f` to {glue:text}`schedule_fits_eq2_r2_checked_max:.1f`% of
+# the variance of these models' losses under the constant schedule and
+# {glue:text}`schedule_fits_eq2_r2_reference_min:.1f` to
 # {glue:text}`schedule_fits_eq2_r2_reference_max:.1f`% under cosine (the claim asks for 99% on every test
-# set), and $p_d > p_e$ in at least {glue:text}`schedule_fits_share_pd_gt_pe_checked_min:.0%` of the refits
-# on every test set under the one and {glue:text}`schedule_fits_share_pd_gt_pe_reference_min:.0%` under the
-# other: on the same models the schedule leaves these two verdicts where they are. The
-# {glue:text}`schedule_fits_held_out` symmetric models the fits never saw are predicted within
+# set): the better-trained runs are fitted no better, on every test set a little worse. $p_d > p_e$ in at
+# least {glue:text}`schedule_fits_share_pd_gt_pe_checked_min:.0%` of the refits on every test set under the
+# one and {glue:text}`schedule_fits_share_pd_gt_pe_reference_min:.0%` under the other. Eq. 1, one law in the
+# total parameter count, misses these models by up to {glue:text}`schedule_fits_eq1_max_dev_checked_min:.3f`
+# to {glue:text}`schedule_fits_eq1_max_dev_checked_max:.3f` nats under the constant schedule, where Eq. 2
+# misses by up to {glue:text}`schedule_fits_eq2_max_dev_checked_min:.3f` to
+# {glue:text}`schedule_fits_eq2_max_dev_checked_max:.3f`, and by up to
+# {glue:text}`schedule_fits_eq1_max_dev_reference_min:.3f` to
+# {glue:text}`schedule_fits_eq1_max_dev_reference_max:.3f` against
+# {glue:text}`schedule_fits_eq2_max_dev_reference_min:.3f` to
+# {glue:text}`schedule_fits_eq2_max_dev_reference_max:.3f` under cosine: the two families' separate trends
+# (the first claim asks for Eq. 1's deviation above twice Eq. 2's) are plainer under cosine, where the encoder
+# family scales less. The {glue:text}`schedule_fits_held_out` symmetric model held out at this budget so far
+# (1L-1L; 3L-3L and 4L-4L are training) is predicted within
 # {glue:text}`schedule_fits_symmetric_max_error_checked_max:.3f` nats under the constant schedule and
-# {glue:text}`schedule_fits_symmetric_max_error_reference_max:.3f` under cosine, an $R^2$ of
-# {glue:text}`schedule_fits_symmetric_r2_checked_min:.1f` to
-# {glue:text}`schedule_fits_symmetric_r2_checked_max:.1f`% against
-# {glue:text}`schedule_fits_symmetric_r2_reference_min:.1f` to
-# {glue:text}`schedule_fits_symmetric_r2_reference_max:.1f`% (the claim asks for 99% on every test set):
-# about as well under either, short of the claim under both. The comparison moves to 32,000 updates when the
-# families' 32,000 branches land (training).
+# {glue:text}`schedule_fits_symmetric_max_error_reference_max:.3f` under cosine.
+#
+# So at the budget where the claims are judged the schedule moves no verdict the paper's way: the constant
+# schedule trains every model further and turns the encoder a budget sooner, but the laws describe its runs
+# no better. Moving the chapter to it (the 4,000-update families, their seeds, the narrower models and the
+# De->En family trained again, about 20 core-hours on this machine) would buy cheaper longer budgets, not
+# different verdicts, so the chapter's runs stay on the cosine. The constant schedule's trunks serve where one
+# model is wanted at several budgets: chapter 2's candidate teachers are branches of them.
 
 # %% [markdown]
 # ## The paper's fitting recipe next to the robust fit (App. E)
@@ -840,9 +852,10 @@ recipe[["direction", "test_set", "fit", "alpha", "pe", "pd", "L_inf", "r2", "max
 # (the 6L-2L model took 151 minutes at 64,000 updates, so 128,000 is about five hours a run). Cheaper, and
 # better trained: a constant rate with a cool-down, every budget a branch of one trunk per model, which at
 # this chapter's peak rate ends {glue:text}`schedule_difference_min:+.3f` to
-# {glue:text}`schedule_difference_max:+.3f` nats from the cosine runs (the schedule check above): the
-# families under it are the next runs, then a decade of N from models the law describes (deeper models at
-# width 64, or the law judged on the widths where it holds).
+# {glue:text}`schedule_difference_max:+.3f` nats from the cosine runs (the schedule check above); but at the
+# judging budget the laws fit its runs no better, so it changes the cost of a budget, not the verdicts. What
+# would move them is a decade of N from models the law describes (deeper models at width 64, or the law
+# judged on the widths where it holds).
 
 # %% [markdown]
 # ## Claims, our measurements, verdicts

@@ -935,6 +935,8 @@ def test_schedule_judging_fits_both_schedules_on_the_models_both_trained_where_t
     numbers = bivariate.schedule_fit_numbers(fits.reset_index())
     assert numbers["schedule_fits_steps"] == "20" and numbers["schedule_fits_held_out"] == 2
     assert numbers["schedule_fits_symmetric_max_error_checked_max"] < 0.01
+    eq2_miss = numbers["schedule_fits_eq2_max_dev_reference_max"]
+    assert eq2_miss < numbers["schedule_fits_eq1_max_dev_reference_min"], "Eq. 1 misses the two families more"
     assert (
         numbers["schedule_fits_eq2_r2_checked_min"] > 99
         and numbers["schedule_fits_eq2_r2_reference_max"] > 99

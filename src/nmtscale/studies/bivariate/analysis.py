@@ -787,10 +787,18 @@ def schedule_fits(
 def schedule_fit_numbers(fits: pd.DataFrame) -> dict[str, float | str]:
     """The numbers the prose quotes from `schedule_fits`: the budget (`schedule_fits_steps`, "none" where
     nothing was fitted), the symmetric models held out (`schedule_fits_held_out`, 0 without) and per schedule,
-    `checked` (the first) or `reference` (the last), the range over the test sets of Eq. 2's R^2, of the
-    held-out models' R^2 and largest error (nats) and of the share of refits with pd > pe
-    (`schedule_fits_<column>_<checked|reference>_<min|max>`), NaN where not measured."""
-    columns = ("eq2_r2", "symmetric_r2", "symmetric_max_error", "share_pd_gt_pe")
+    `checked` (the first) or `reference` (the last), the range over the test sets of Eq. 2's R^2, of Eq. 1's
+    and Eq. 2's largest deviation (nats), of the held-out models' R^2 and largest error (nats) and of the
+    share of refits with pd > pe (`schedule_fits_<column>_<checked|reference>_<min|max>`), NaN where not
+    measured."""
+    columns = (
+        "eq2_r2",
+        "eq1_max_dev",
+        "eq2_max_dev",
+        "symmetric_r2",
+        "symmetric_max_error",
+        "share_pd_gt_pe",
+    )
     numbers: dict[str, float | str] = {"schedule_fits_steps": "none", "schedule_fits_held_out": 0}
     numbers |= {
         f"schedule_fits_{column}_{which}_{end}": math.nan

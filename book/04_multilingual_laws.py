@@ -167,6 +167,23 @@ print(
 )
 
 # %% [markdown]
+# ### Is this a scale where size trends show? The gates
+#
+# Chapter 1's gates, per family: one direction at one own weight beside one other direction (or trained
+# alone), over the model sizes (`multilingual.scale_gates`). The `size effect` is the final loss of a family's
+# smallest model minus that of its largest in seed standard deviations; this scale trains no model with a
+# second seed, so the seed noise is unknown and every gate that divides by it fails, its detail giving the
+# effect in nats. `N span` and `sizes per family` ask for at least 8x in N and four sizes, `repeated sizes`
+# for three sizes trained with three seeds each, and the last gate whether any run's held-out loss has begun
+# to rise above its lowest. No model is trained for a second budget, so budget stability is not measured.
+# Every law below is fitted on runs these gates judge; the chapter's move to chapter 1's regime (width 64 and
+# up, a cosine decay to zero, seed repeats and a budget check) is what they ask for.
+
+# %%
+gates = multilingual.scale_gates(table, noise_table=table.iloc[0:0])  # no seed repeats at this scale
+claims.show_gates(gates)
+
+# %% [markdown]
 # ### Learning curves and the convergence correction (App. G)
 #
 # A direction sampled with weight 0.1 sees a tenth of the updates' tokens, and its loss is still falling at

@@ -387,3 +387,71 @@ def test_the_cpu_plan_names_the_runs_the_results_store_records():
         if not (record.REPOSITORY / "results" / f"{config_hash(r.config)}.json").is_file()
     ]
     assert missing == []
+
+
+def _gate_rows(cohort, first, second, p, losses, seed_offset=0.0, pairs=2):
+    """`run_table` rows of one cohort model per size ({N: loss of the first direction}; the second direction
+    0.1 nats worse), both directions on l10n."""
+    rows = []
+    for n, loss in losses.items():
+        run_id = f"{cohort}-{p}-{n}-{seed_offset}"
+        for direction, weight, offset in ((first, p, 0.0), (second, round(1 - p, 10), 0.1)):
+            if weight == 0:
+                continue
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "cohort": cohort,
+                    "pairs": pairs,
+                    "first": first,
+                    "second": second,
+                    "p": p,
+                    "N": n,
+                    "direction": direction,
+                    "weight": weight,
+                    "test_set": "l10n",
+                    "loss": loss + offset + seed_offset,
+                    "steps": 4000,
+                    "above_minimum": 0.0,
+                }
+            )
+    return rows
+
+
+def test_scale_gates_judge_each_direction_and_weight_against_the_seed_noise():
+    sizes = {1000: 4.0, 2000: 3.8, 4000: 3.6, 8000: 3.4}
+    table = pd.DataFrame(
+        _gate_rows("en-{de,zh}", "en-de", "en-zh", 0.5, sizes)
+        + _gate_rows("en-{de,zh}", "en-de", "en-zh", 1.0, {n: loss - 0.2 for n, loss in sizes.items()})
+        # the En->De model alone again, as the other cohort's p = 1: one family, its runs counted once
+        + [
+            {**row, "cohort": "en-{de,fr}", "second": "en-fr"}
+            for row in _gate_rows(
+                "en-{de,zh}", "en-de", "en-zh", 1.0, {n: loss - 0.2 for n, loss in sizes.items()}
+            )
+        ]
+        + _gate_rows("en-{de,fr,zh}", "en-de", "en-fr", 0.5, {8000: 3.0}, pairs=3)  # App. H: no family
+    )
+    families = multilingual.family_table(table)
+    assert set(families["variant"]) == {"0.5 beside en-zh", "0.5 beside en-de", "alone"}
+    assert len(families[families["variant"] == "alone"]) == 4 and (families["pairs"] == 2).all()
+    noise = pd.DataFrame(
+        [
+            row
+            for offset in (-0.01, 0.0, 0.01)
+            for row in _gate_rows(
+                "en-{de,zh}", "en-de", "en-zh", 0.5, {1000: 4.0, 2000: 3.8, 4000: 3.6}, offset
+            )
+        ]
+    )
+    gates = {g.gate: g for g in multilingual.scale_gates(table, noise)}
+    effect = gates["size effect, en-de 0.5 beside en-zh (seed std, smallest over test sets)"]
+    assert effect.measured == pytest.approx(60.0) and effect.passed  # 0.6 nats over a seed std of 0.01
+    assert effect.detail.startswith("sizes 1,000 and 8,000")
+    assert gates["N span, en-de families (max / min, narrowest family)"].measured == pytest.approx(8.0)
+    assert gates["repeated sizes with >= 3 seeds, en-de"].measured == 3
+    # without seed repeats the noise is unknown: the gates that divide by it cannot pass
+    unknown = {g.gate: g for g in multilingual.scale_gates(table, table.iloc[0:0])}
+    no_noise = unknown["size effect, en-zh 0.5 beside en-de (seed std, smallest over test sets)"]
+    assert no_noise.passed is False and no_noise.detail.endswith("l10n 0.600 nats (seed std unknown)")
+    assert unknown["repeated sizes with >= 3 seeds, en-zh"].measured == 0

@@ -66,7 +66,7 @@ from nmtscale.studies.architectures.evaluation import (
     length_edges,
     stored_table,
 )
-from nmtscale.studies.architectures.gates import scale_gates, seed_noise, size_effects
+from nmtscale.studies.architectures.gates import scale_gates
 from nmtscale.studies.architectures.plan import (
     ARCH_NAMES,
     PARAMETER_NAMES,
@@ -174,8 +174,6 @@ __all__ = [
     "piece_shares",
     "run_table",
     "scale_gates",
-    "seed_noise",
-    "size_effects",
     "stored_table",
     "table3",
     "training_text",

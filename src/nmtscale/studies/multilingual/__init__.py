@@ -10,7 +10,8 @@ errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_
 predictions of held-out weights and of the trade-off frontier, and the claims table.
 
 The study is a package whose layers import only from the ones before them: `plan` (the cohorts),
-`analysis` (the laws and tables), `charts`, `verdicts` (the claims and the numbers behind them).
+`analysis` (the laws and tables), `gates` (whether size trends can show at the chapter's scale), `charts`,
+`verdicts` (the claims and the numbers behind them).
 Everything public is re-exported here.
 """
 
@@ -56,6 +57,7 @@ from nmtscale.studies.multilingual.charts import (
     learning_curve_chart,
     per_weight_chart,
 )
+from nmtscale.studies.multilingual.gates import family_table, scale_gates
 from nmtscale.studies.multilingual.plan import (
     CohortRun,
     base_config,
@@ -98,6 +100,7 @@ __all__ = [
     "effective_fractions",
     "f_hat_chart",
     "f_hat_curves",
+    "family_table",
     "flatness",
     "fraction_chart",
     "fraction_gaps",
@@ -117,6 +120,7 @@ __all__ = [
     "per_weight_fits",
     "rows_where",
     "run_table",
+    "scale_gates",
     "scale",
     "size_fractions",
     "size_grid",

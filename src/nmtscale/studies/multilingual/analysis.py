@@ -77,8 +77,9 @@ def run_table(
     weight), tokens (its target tokens trained on), test_set, loss (final), chrf (when decoded), status,
     reason (why a failed run failed; its loss is NaN), corrected (whether App. G's correction applies:
     0 < weight <= `correct_below`), loss_corrected (the extrapolated loss at `correction_factor` x the steps
-    where it applies, else the loss). A run shared by two cohorts (a single-direction model) has a row in
-    each.
+    where it applies, else the loss), steps (the run's budget), above_minimum (its last held-out loss above
+    its lowest, `sweeps.above_minimum`: > 0 once it overfits), wall_time_s. A run shared by two cohorts (a
+    single-direction model) has a row in each.
     """
     rows = []
     for planned, summary in sweeps.planned_summaries(plan, summaries, lambda p: f"{p.cohort} {p.size}"):
@@ -117,6 +118,8 @@ def run_table(
                             if corrected and summary.finished
                             else (loss if summary.finished else math.nan)
                         ),
+                        "steps": summary.steps,
+                        "above_minimum": sweeps.above_minimum(summary.curves, key),
                         "wall_time_s": summary.wall_time_s,
                     }
                 )

@@ -82,6 +82,12 @@ ff_ratio = 4  # feed-forward width in multiples of d_model
 three_pair_directions = ["en-de", "en-fr", "en-zh"]
 three_pair_weights = [[0.5, 0.25, 0.25]]
 three_pair_sizes = [[16, 1], [32, 2]]
+# Seed noise: {weights, sizes, seeds}: every cohort's models at these first-direction weights and sizes
+# trained again with these seeds; {} trains none, and the gates' seed noise is unknown.
+seed_repeats = {}
+# Budget check: {weights, sizes, steps}: every cohort's models at these first-direction weights and sizes
+# trained for `steps` updates; {} trains none, and budget stability is not measured.
+budget_check = {}
 # Data: one vocabulary over all four languages; training pairs capped per direction before the disjoint split.
 tokenizer_directions = ["en-de", "en-fr", "en-zh"]
 vocab_size = 4000
@@ -171,16 +177,24 @@ print(
 #
 # Chapter 1's gates, per family: one direction at one own weight beside one other direction (or trained
 # alone), over the model sizes (`multilingual.scale_gates`). The `size effect` is the final loss of a family's
-# smallest model minus that of its largest in seed standard deviations; this scale trains no model with a
-# second seed, so the seed noise is unknown and every gate that divides by it fails, its detail giving the
-# effect in nats. `N span` and `sizes per family` ask for at least 8x in N and four sizes, `repeated sizes`
-# for three sizes trained with three seeds each, and the last gate whether any run's held-out loss has begun
-# to rise above its lowest. No model is trained for a second budget, so budget stability is not measured.
-# Every law below is fitted on runs these gates judge; the chapter's move to chapter 1's regime (width 64 and
-# up, a cosine decay to zero, seed repeats and a budget check) is what they ask for.
+# smallest model minus that of its largest in seed standard deviations, the seed noise that of the models
+# `seed_repeats` trains again with other seeds; this scale trains none, so the noise is unknown and every gate
+# that divides by it fails, its detail giving the effect in nats. `N span` and `sizes per family` ask for at
+# least 8x in N and four sizes, `repeated sizes` for three sizes trained with three seeds each, and the last
+# gate whether any run's held-out loss has begun to rise above its lowest. `budget_check` trains some models
+# again for longer, and `budget stability` asks that their size effects move by at most 15%; this scale trains
+# none, so it is not measured. Every law below is fitted on runs these gates judge; the chapter's move to
+# chapter 1's regime (width 64 and up, a cosine decay to zero, seed repeats and a budget check) is what they
+# ask for.
 
 # %%
-gates = multilingual.scale_gates(table, noise_table=table.iloc[0:0])  # no seed repeats at this scale
+repeat_plan = multilingual.seed_repeat_plan(params)
+repeat_summaries = runs.sweep([p.config for p in repeat_plan], workers, threads_per_run, engine=engine)
+noise_table = multilingual.run_table(repeat_plan, repeat_summaries)
+long_plan = multilingual.budget_check_plan(params)
+long_summaries = runs.sweep([p.config for p in long_plan], workers, threads_per_run, engine=engine)
+long_table = multilingual.run_table(long_plan, long_summaries)
+gates = multilingual.scale_gates(table, noise_table, long_table)
 claims.show_gates(gates)
 
 # %% [markdown]

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from nmtscale import book, laws, record
+from nmtscale.errors import ConfigurationError
 from nmtscale.runs import config_hash
 from nmtscale.studies import multilingual
 
@@ -451,7 +452,41 @@ def test_scale_gates_judge_each_direction_and_weight_against_the_seed_noise():
     assert gates["N span, en-de families (max / min, narrowest family)"].measured == pytest.approx(8.0)
     assert gates["repeated sizes with >= 3 seeds, en-de"].measured == 3
     # without seed repeats the noise is unknown: the gates that divide by it cannot pass
-    unknown = {g.gate: g for g in multilingual.scale_gates(table, table.iloc[0:0])}
+    unknown = {g.gate: g for g in multilingual.scale_gates(table, multilingual.run_table([], []))}
     no_noise = unknown["size effect, en-zh 0.5 beside en-de (seed std, smallest over test sets)"]
     assert no_noise.passed is False and no_noise.detail.endswith("l10n 0.600 nats (seed std unknown)")
     assert unknown["repeated sizes with >= 3 seeds, en-zh"].measured == 0
+
+
+def test_seed_repeats_train_each_cohorts_models_again_with_other_seeds():
+    repeats = {"weights": [0.5, 1], "sizes": [[16, 2]], "seeds": [1, 2]}
+    plan = multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": repeats})
+    assert len(plan) == 2 * 2 * 3  # two cohorts, two weights, the chapter's seed and two more, one size
+    assert {p.config.train.seed for p in plan} == {0, 1, 2} and {p.size for p in plan} == {"d16-2L"}
+    main = {config_hash(p.config) for p in multilingual.chapter_plan(PARAMS)}
+    repeated = {config_hash(p.config) for p in plan}
+    assert main & repeated == {config_hash(p.config) for p in plan if p.config.train.seed == 0}
+    # En->De alone is both cohorts' p = 1: one run per seed
+    assert len({config_hash(p.config) for p in plan if p.directions == ("en-de",)}) == 3
+    assert multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": {}}) == []
+    for bad, message in [
+        ({**repeats, "seeds": [0, 1]}, r"seeds \[0, 1\] must differ from each other and from the chapter's"),
+        ({**repeats, "sizes": [[24, 1]]}, r"sizes \[\[24, 1\]\] are not among the chapter's sizes"),
+        ({**repeats, "weights": [0.1]}, r"weights \[0.1\] are not among cohort \['en-de', 'en-fr'\]'s"),
+        ({"weights": [0.5], "sizes": [[16, 2]]}, "expected {weights, sizes, seeds}, got"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"params seed_repeats: {message}"):
+            multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": bad})
+
+
+def test_the_budget_check_trains_each_cohorts_models_at_a_longer_budget():
+    check = {"weights": [0.5], "sizes": [[8, 1], [16, 2]], "steps": 80}
+    plan = multilingual.budget_check_plan({**PARAMS, "budget_check": check})
+    assert len(plan) == 2 * 2 and {p.config.train.steps for p in plan} == {80}
+    assert {p.config.eval.interval for p in plan} == {80 // PARAMS["chapter1"]["eval_points"]}
+    assert multilingual.budget_check_plan(PARAMS) == []
+    for steps in (40, 20, "long"):
+        with pytest.raises(ConfigurationError, match="params budget_check: steps must be an integer above"):
+            multilingual.budget_check_plan({**PARAMS, "budget_check": {**check, "steps": steps}})
+    with pytest.raises(ConfigurationError, match=r"params budget_check: sizes \[\[32, 2\]\] are not among"):
+        multilingual.budget_check_plan({**PARAMS, "budget_check": {**check, "sizes": [[32, 2]]}})

@@ -2,12 +2,14 @@
 
 `chapter_plan` lays out the runs: for every cohort of two translation directions, every sampling weight p of
 the first direction (the second gets 1 - p) and every model size (width and depth scaled together), plus a
-few three-direction models (App. H). `run_table` turns their summaries into one row per run, trained
-direction and test set, with the direction's own weight, its final loss, its chrF and the loss after the
-convergence correction of App. G. The other functions fit the paper's laws to that table with
-`nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with perturbation
-errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws (Eq. 11-13) with
-predictions of held-out weights and of the trade-off frontier, and the claims table.
+few three-direction models (App. H); `seed_repeat_plan` the models trained again with other seeds, whose
+spread is the noise the gates (`scale_gates`) judge size effects against, and `budget_check_plan` some of
+them at a longer budget, for the gates' budget stability. `run_table` turns their summaries
+into one row per run, trained direction and test set, with the direction's own weight, its final loss, its
+chrF and the loss after the convergence correction of App. G. The other functions fit the paper's laws to
+that table with `nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with
+perturbation errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws
+(Eq. 11-13) with predictions of held-out weights and of the trade-off frontier, and the claims table.
 
 The study is a package whose layers import only from the ones before them: `plan` (the cohorts),
 `analysis` (the laws and tables), `gates` (whether size trends can show at the chapter's scale), `charts`,
@@ -61,9 +63,12 @@ from nmtscale.studies.multilingual.gates import family_table, scale_gates
 from nmtscale.studies.multilingual.plan import (
     CohortRun,
     base_config,
+    budget_check_plan,
     chapter_plan,
     cohort_name,
+    cohort_weights,
     mixture_runs,
+    seed_repeat_plan,
     sized,
 )
 from nmtscale.studies.multilingual.verdicts import (
@@ -90,7 +95,9 @@ __all__ = [
     "SMALL_WEIGHT_GAIN",
     "WeightedFit",
     "base_config",
+    "budget_check_plan",
     "chapter_plan",
+    "cohort_weights",
     "chrf_loss_chart",
     "chrf_loss_correlation",
     "claims",
@@ -115,6 +122,7 @@ __all__ = [
     "learning_curves",
     "max_pairwise_z",
     "mixture_runs",
+    "seed_repeat_plan",
     "own_weight_inputs",
     "per_weight_chart",
     "per_weight_fits",

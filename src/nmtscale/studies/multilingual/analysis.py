@@ -45,6 +45,8 @@ PARAMETER_NAMES = (
     "dropout",
     "decode",
     "max_decode_sentences",
+    "seed_repeats",
+    "budget_check",
 )
 
 

@@ -13,7 +13,10 @@ from nmtscale.studies.claims import Gate
 def family_table(table: pd.DataFrame) -> pd.DataFrame:
     """The two-direction cohorts' rows of a `run_table` as the gates read them: group the direction, variant
     its weight and the direction beside it ('0.5 beside en-zh', 'alone' at weight 1; one row per run where
-    two cohorts share it), size its non-embedding parameter count."""
+    two cohorts share it), size its non-embedding parameter count; the run table of no runs gives no rows."""
+    if table.empty:
+        columns = ["group", "variant", "size", "N", "test_set", "loss", "run_id"]
+        return pd.DataFrame(columns=columns).astype({"size": int, "N": int, "loss": float})
     rows = table[table["pairs"] == 2]
     beside = rows["second"].where(rows["direction"] == rows["first"], rows["first"])
     variant = [

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nmtscale.config import RunConfig, from_dict, override, with_numerics
+from nmtscale.errors import ConfigurationError
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,12 @@ def mixture_runs(
     return runs
 
 
+def cohort_weights(first_weights: Sequence[float]) -> list[tuple[float, float]]:
+    """A two-direction cohort's weight vectors: (p, 1 - p) for each weight p of its first direction, 1 - p
+    rounded so that 1 - 0.1 is 0.9, not 0.09999999999999998."""
+    return [(p, round(1 - p, 10)) for p in first_weights]
+
+
 def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     """Every run of the chapter: the two-direction cohorts over weights and sizes, then the three-direction
     models of App. H."""
@@ -148,8 +155,9 @@ def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     shape = {"head_dim": params["head_dim"], "ff_ratio": params["ff_ratio"]}
     plan = []
     for cohort in params["cohorts"]:
-        weights = [(p, round(1 - p, 10)) for p in cohort["weights"]]  # 0.9, not 1 - 0.1 = 0.09999999999999998
-        plan += mixture_runs(base, cohort["directions"], weights, params["sizes"], **shape)
+        plan += mixture_runs(
+            base, cohort["directions"], cohort_weights(cohort["weights"]), params["sizes"], **shape
+        )
     if params["three_pair_weights"]:
         plan += mixture_runs(
             base,
@@ -159,3 +167,83 @@ def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
             **shape,
         )
     return plan
+
+
+def _cohort_subset(params: Mapping[str, Any], name: str, keys: Sequence[str]) -> dict:
+    """``params[name]``, a choice of first-direction weights and sizes with further `keys`, checked: {} when
+    empty or absent; the error names the key, and any weight or size the chapter does not train."""
+    spec = params.get(name) or {}
+    if not spec:
+        return {}
+    where = f"params {name}"
+    expected = ["weights", "sizes", *keys]
+    if set(spec) != set(expected):
+        raise ConfigurationError(f"{where}: expected {{{', '.join(expected)}}}, got {spec!r}")
+    sizes = [list(size) for size in params["sizes"]]
+    unknown_sizes = [size for size in spec["sizes"] if list(size) not in sizes]
+    if unknown_sizes:
+        raise ConfigurationError(f"{where}: sizes {unknown_sizes} are not among the chapter's sizes {sizes}")
+    for cohort in params["cohorts"]:
+        unknown_weights = [p for p in spec["weights"] if p not in cohort["weights"]]
+        if unknown_weights:
+            raise ConfigurationError(
+                f"{where}: weights {unknown_weights} are not among cohort {cohort['directions']}'s weights "
+                f"{list(cohort['weights'])}"
+            )
+    return dict(spec)
+
+
+def _cohort_subset_runs(
+    params: Mapping[str, Any], base: RunConfig, spec: Mapping[str, Any]
+) -> list[CohortRun]:
+    """Every two-direction cohort's models at `spec`'s first-direction weights and sizes, from `base`."""
+    plan = []
+    for cohort in params["cohorts"]:
+        weights = cohort_weights(spec["weights"])
+        plan += mixture_runs(
+            base, cohort["directions"], weights, spec["sizes"], params["head_dim"], params["ff_ratio"]
+        )
+    return plan
+
+
+def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
+    """The runs whose spread is the chapter's seed noise (``params["seed_repeats"]``: {weights, sizes,
+    seeds}; empty or absent, none): every two-direction cohort's models at those first-direction weights and
+    sizes with the chapter's own seed (the runs of `chapter_plan`) and again with each of those seeds.
+    Weights and sizes must be the chapter's, seeds other than its own, or the error names the entry."""
+    repeats = _cohort_subset(params, "seed_repeats", ["seeds"])
+    if not repeats:
+        return []
+    if params["seed"] in repeats["seeds"] or len(set(repeats["seeds"])) != len(repeats["seeds"]):
+        raise ConfigurationError(
+            f"params seed_repeats: seeds {list(repeats['seeds'])} must differ from each other and from the "
+            f"chapter's seed {params['seed']}"
+        )
+    base = base_config(params)
+    return [
+        run
+        for seed in [params["seed"], *repeats["seeds"]]
+        for run in _cohort_subset_runs(params, override(base, {"train.seed": seed}), repeats)
+    ]
+
+
+def budget_check_plan(params: Mapping[str, Any]) -> list[CohortRun]:
+    """The budget check (``params["budget_check"]``: {weights, sizes, steps}; empty or absent, none): every
+    two-direction cohort's models at those first-direction weights and sizes trained for `steps` updates,
+    more than the chapter's, evaluated as often, each decaying to zero at its own end; the gates' budget
+    stability compares their size effects with the chapter's. The error names a bad entry."""
+    check = _cohort_subset(params, "budget_check", ["steps"])
+    if not check:
+        return []
+    steps, chapter_steps = check["steps"], params["chapter1"]["steps"]
+    if not isinstance(steps, int) or steps <= chapter_steps:
+        raise ConfigurationError(
+            f"params budget_check: steps must be an integer above the chapter's {chapter_steps}, "
+            f"not {steps!r}"
+        )
+    interval = steps // params["chapter1"]["eval_points"]
+    longer = override(
+        base_config(params),
+        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
+    )
+    return _cohort_subset_runs(params, longer, check)

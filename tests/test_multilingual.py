@@ -445,6 +445,13 @@ def test_scale_gates_judge_each_direction_and_weight_against_the_seed_noise():
             )
         ]
     )
+    # the En->De model alone repeated too: its seeds are not pooled with the mixed model's of the same size
+    alone = [
+        row
+        for offset in (-0.01, 0.0, 0.01)
+        for row in _gate_rows("en-{de,zh}", "en-de", "en-zh", 1.0, {1000: 3.5}, offset)
+    ]
+    noise = pd.concat([noise, pd.DataFrame(alone)], ignore_index=True)
     gates = {g.gate: g for g in multilingual.scale_gates(table, noise)}
     effect = gates["size effect, en-de 0.5 beside en-zh (seed std, smallest over test sets)"]
     assert effect.measured == pytest.approx(60.0) and effect.passed  # 0.6 nats over a seed std of 0.01

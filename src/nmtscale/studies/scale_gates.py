@@ -21,9 +21,9 @@ from nmtscale.studies.claims import Gate, overfitting_gate
 
 
 def seed_noise(noise_table: pd.DataFrame) -> pd.Series:
-    """The seed standard deviation of the final loss per (group, test_set): the sizes repeated with several
-    seeds (`noise_table`), pooled as the root of their mean variance."""
-    variances = noise_table.groupby(["group", "size", "test_set"])["loss"].var()
+    """The seed standard deviation of the final loss per (group, test_set): the models repeated with several
+    seeds (`noise_table`; a model is a variant at a size), pooled as the root of their mean variance."""
+    variances = noise_table.groupby(["group", "variant", "size", "test_set"])["loss"].var()
     return np.sqrt(variances.groupby(level=["group", "test_set"]).mean())
 
 
@@ -155,7 +155,8 @@ def _coverage_gates(
     per_family = rows.groupby("variant")["N"].agg(["min", "max", "nunique"])
     spans = per_family["max"] / per_family["min"]
     narrowest, fewest = spans.idxmin(), per_family["nunique"].idxmin()
-    seeds = noise_rows.drop_duplicates("run_id").groupby("size")["run_id"].count()
+    runs = noise_rows.drop_duplicates("run_id")
+    seeds = runs.groupby(["variant", "size"])["run_id"].count().groupby("size").max()  # per model, by size
     return [
         Gate(
             f"N span, {group} families (max / min, narrowest family)",

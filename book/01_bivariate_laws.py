@@ -771,10 +771,16 @@ else:
 # {glue:text}`schedule_fits_eq2_max_dev_reference_min:.3f` to
 # {glue:text}`schedule_fits_eq2_max_dev_reference_max:.3f` under cosine: the two families' separate trends
 # (the first claim asks for Eq. 1's deviation above twice Eq. 2's) are plainer under cosine, where the encoder
-# family scales less. The {glue:text}`schedule_fits_held_out` symmetric model held out at this budget so far
-# (1L-1L; 3L-3L and 4L-4L are training) is predicted within
+# family scales less. The {glue:text}`schedule_fits_held_out` symmetric models held out at this budget (1L-1L
+# and 4L-4L; 3L-3L is not trained there under the constant schedule) are predicted within
 # {glue:text}`schedule_fits_symmetric_max_error_checked_max:.3f` nats under the constant schedule and
-# {glue:text}`schedule_fits_symmetric_max_error_reference_max:.3f` under cosine.
+# {glue:text}`schedule_fits_symmetric_max_error_reference_max:.3f` under cosine, an $R^2$ of
+# {glue:text}`schedule_fits_symmetric_r2_checked_min:.2f` to
+# {glue:text}`schedule_fits_symmetric_r2_checked_max:.2f`% against
+# {glue:text}`schedule_fits_symmetric_r2_reference_min:.2f` to
+# {glue:text}`schedule_fits_symmetric_r2_reference_max:.2f`% (the claim asks for 99% on every test set):
+# about as well under either. (Fitted without the narrower models, as here, Eq. 2 predicts these two far
+# better than the chapter's judged fit predicts its three symmetric models, the table of "Longer budgets".)
 #
 # So at the budget where the claims are judged the schedule moves no verdict the paper's way: the constant
 # schedule trains every model further and turns the encoder a budget sooner, but the laws describe its runs

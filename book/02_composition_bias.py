@@ -287,13 +287,29 @@ if len(candidate_table):
     display(claims.show_gates(teacher_gate_results))
 else:
     print("teacher_candidates is empty at this scale: no candidate teacher")
+teacher_trend = composition.budget_trend(candidate_table, teacher_bleu_target)
+for name, value in composition.budget_trend_numbers(teacher_trend, "en-de").items():
+    glue(name, value, display=False)  # quoted below
+if len(teacher_trend):
+    print(f"BLEU against the budget, a line in log2(updates), extended to {teacher_bleu_target:g}:")
+    display(
+        teacher_trend.round(
+            {"bleu_last": 2, "bleu_per_doubling": 2, "steps_for_target": -3, "hours_for_target": 1}
+        )
+    )
 
 # %% [markdown]
-# The best candidate so far, {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates
-# (its loss on `test.l10n` {glue:text}`candidate_loss_best:.3f` nats), translates it at
-# {glue:text}`candidate_bleu_best:.2f` BLEU. The same model's branch at the next budget doubling, 64,000
-# updates, is training. Until a candidate reaches the target, the students below learn from the earlier
-# width-16 and width-64 teachers, which do not translate.
+# The best candidate, {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates (its loss
+# on `test.l10n` {glue:text}`candidate_loss_best:.3f` nats), translates it at
+# {glue:text}`candidate_bleu_best:.2f` BLEU (the gate above). Over its budgets
+# ({glue:text}`trend_en_de_budgets` updates) BLEU rises by {glue:text}`trend_en_de_bleu_per_doubling:.2f` per
+# doubling of the updates; on that line, a straight line in the logarithm of the budget through the points
+# measured, the target lies at about {glue:text}`trend_en_de_steps_for_target:,.0f` updates, about
+# {glue:text}`trend_en_de_hours_for_target:.1f` hours of training on one core of this machine at the longest
+# run's pace (its record's wall time per update, trunk included). Two points make a line, not a law: if the
+# gain per doubling shrinks as the model nears what its size allows, the target costs more. Until a candidate
+# reaches the target, the students below learn from the earlier width-16 and width-64 teachers, which do not
+# translate.
 #
 # ### The teachers the students below learn from
 #

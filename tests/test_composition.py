@@ -4,6 +4,7 @@ builder it reuses (nmtscale.studies.bivariate.base_config / chapter_plan)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -752,3 +753,28 @@ def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_m
     assert (
         gates[1].gate == "teacher back (de-en): BLEU on ding" and "2L-3L at 1,600 updates" in gates[1].detail
     )
+
+
+def test_budget_trend_extends_the_line_in_log_steps_to_the_target():
+    scores = pd.DataFrame(
+        {
+            "direction": ["en-de", "en-de", "de-en", "en-de"],
+            "model": ["2L-6L", "2L-6L", "2L-6L", "2L-2L"],
+            "schedule": "constant_cooldown",
+            "steps": [32000, 64000, 32000, 32000],
+            "bleu": [8.0, 9.0, 7.0, 6.0],
+            "wall_time_s": [1000.0, 2000.0, 900.0, 500.0],
+        }
+    )
+    trend = composition.budget_trend(scores, target=10)
+    assert len(trend) == 1, "one budget alone gives no line"
+    line = trend.iloc[0]
+    assert line["budgets"] == "32,000, 64,000" and line["bleu_per_doubling"] == pytest.approx(1.0)
+    assert line["steps_for_target"] == pytest.approx(128000)
+    assert line["hours_for_target"] == pytest.approx(128000 * 2000 / 64000 / 3600)
+    numbers = composition.budget_trend_numbers(trend, "en-de")
+    assert numbers["trend_en_de_steps_for_target"] == pytest.approx(128000)
+    falling = composition.budget_trend(scores.assign(bleu=[9.0, 8.0, 7.0, 6.0]), target=10)
+    assert math.isnan(falling.iloc[0]["steps_for_target"]), "a line that does not rise never gets there"
+    none = composition.budget_trend_numbers(composition.budget_trend(scores.iloc[[0]], 10), "de-en")
+    assert none["trend_de_en_budgets"] == "none" and math.isnan(none["trend_de_en_hours_for_target"])

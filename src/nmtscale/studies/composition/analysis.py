@@ -256,6 +256,57 @@ def candidate_numbers(scores: pd.DataFrame) -> dict[str, float | str]:
     }
 
 
+def budget_trend(scores: pd.DataFrame, target: float) -> pd.DataFrame:
+    """Where a candidate's BLEU is heading with its budget: per direction, model and schedule that
+    `candidate_scores` holds at two budgets or more, the line BLEU = a + b log2(steps) fitted by least squares
+    (through both points when there are two), its gain per doubling `b`, the budget at which the line reaches
+    `target` (NaN where it does not rise) and that budget's training time on one core at the longest run's
+    pace (its recorded wall time per update; a branch's record counts its trunk), in hours."""
+    rows = []
+    for (direction, model, schedule), runs_of in scores.groupby(
+        ["direction", "model", "schedule"], sort=False
+    ):
+        runs_of = runs_of.sort_values("steps")
+        if runs_of["steps"].nunique() < 2:
+            continue
+        slope, intercept = np.polyfit(np.log2(runs_of["steps"]), runs_of["bleu"], 1)
+        longest = runs_of.iloc[-1]
+        steps_needed = 2 ** ((target - intercept) / slope) if slope > 0 else math.nan
+        rows.append(
+            {
+                "direction": direction,
+                "model": model,
+                "schedule": schedule,
+                "budgets": ", ".join(f"{int(n):,}" for n in runs_of["steps"]),
+                "bleu_last": float(longest["bleu"]),
+                "bleu_per_doubling": float(slope),
+                "steps_for_target": steps_needed,
+                "hours_for_target": steps_needed * longest["wall_time_s"] / longest["steps"] / 3600,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def budget_trend_numbers(trend: pd.DataFrame, direction: str) -> dict[str, float | str]:
+    """The numbers chapter 2's prose quotes from `budget_trend` for `direction`'s first line:
+    `trend_<direction>_<budgets|bleu_per_doubling|steps_for_target|hours_for_target>` (direction with an
+    underscore; the budget to the thousand; "none" and NaN without a line)."""
+    prefix = f"trend_{direction.replace('-', '_')}"
+    rows = trend[trend["direction"] == direction] if len(trend) else trend
+    if rows.empty:
+        return {f"{prefix}_budgets": "none"} | {
+            f"{prefix}_{name}": math.nan
+            for name in ("bleu_per_doubling", "steps_for_target", "hours_for_target")
+        }
+    line = rows.iloc[0]
+    return {
+        f"{prefix}_budgets": str(line["budgets"]),
+        f"{prefix}_bleu_per_doubling": float(line["bleu_per_doubling"]),
+        f"{prefix}_steps_for_target": float(round(line["steps_for_target"], -3)),  # a line's precision
+        f"{prefix}_hours_for_target": float(line["hours_for_target"]),
+    }
+
+
 def teacher_gates(scores: pd.DataFrame, target: float) -> list[Gate]:
     """Issue 42's teacher gate for each row of `candidate_scores`: its BLEU at least `target`."""
     return [

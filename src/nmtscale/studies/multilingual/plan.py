@@ -9,6 +9,7 @@ from typing import Any
 
 from nmtscale.config import RunConfig, from_dict, override, with_numerics
 from nmtscale.errors import ConfigurationError
+from nmtscale.studies.bivariate.plan import at_steps
 
 
 @dataclass(frozen=True)
@@ -197,13 +198,14 @@ def _cohort_subset_runs(
     params: Mapping[str, Any], base: RunConfig, spec: Mapping[str, Any]
 ) -> list[CohortRun]:
     """Every two-direction cohort's models at `spec`'s first-direction weights and sizes, from `base`."""
-    plan = []
-    for cohort in params["cohorts"]:
-        weights = cohort_weights(spec["weights"])
-        plan += mixture_runs(
+    weights = cohort_weights(spec["weights"])
+    return [
+        run
+        for cohort in params["cohorts"]
+        for run in mixture_runs(
             base, cohort["directions"], weights, spec["sizes"], params["head_dim"], params["ff_ratio"]
         )
-    return plan
+    ]
 
 
 def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
@@ -241,9 +243,5 @@ def budget_check_plan(params: Mapping[str, Any]) -> list[CohortRun]:
             f"params budget_check: steps must be an integer above the chapter's {chapter_steps}, "
             f"not {steps!r}"
         )
-    interval = steps // params["chapter1"]["eval_points"]
-    longer = override(
-        base_config(params),
-        {"train.steps": steps, "train.checkpoint_interval": interval, "eval.interval": interval},
-    )
+    longer = at_steps(base_config(params), steps, params["chapter1"]["eval_points"])
     return _cohort_subset_runs(params, longer, check)

@@ -113,7 +113,6 @@ import time
 
 import altair as alt
 import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from nmtscale import book, charts, runs
@@ -155,15 +154,7 @@ pairs = multilingual.two_pair_rows(table)
 # paper's "corrected" count), the target tokens each trained direction saw, and training time.
 
 # %%
-run_summary = (
-    table.drop_duplicates(["run_id", "cohort", "direction"])
-    .pivot_table(
-        index=["cohort", "p", "mixture", "size", "N", "wall_time_s"], columns="direction", values="tokens"
-    )
-    .reset_index()
-    .sort_values(["cohort", "p", "N"])
-)
-run_summary.round({"wall_time_s": 0})
+multilingual.run_summary(table)
 
 # %%
 trained_runs = table.drop_duplicates("run_id")
@@ -212,14 +203,12 @@ first_cohort = pairs["cohort"].iloc[0]
 multilingual.learning_curve_chart(curves, first_cohort, "l10n")
 
 # %%
-corrections = pairs[pairs["corrected"]][
-    ["cohort", "direction", "test_set", "weight", "size", "tokens", "loss", "loss_corrected"]
-].assign(change=lambda f: f["loss_corrected"] - f["loss"])
+corrections = multilingual.corrections(pairs)
 print(
     f"{len(corrections)} corrected losses; change {corrections['change'].min():+.3f} to "
     f"{corrections['change'].max():+.3f} nats (mean {corrections['change'].mean():+.3f})"
 )
-corrections.sort_values(["cohort", "direction", "test_set", "size"])
+corrections
 
 # %% [markdown]
 # Everything below uses the corrected losses (`loss_corrected`), as the paper does; the section on $f_i(p)$
@@ -302,23 +291,7 @@ alt.vconcat(
 
 # %%
 fractions = multilingual.effective_fractions(joints)
-fractions["label"] = fractions["direction"] + " (" + fractions["cohort"] + ")"
-
-
-en_xx = fractions[fractions["cohort"].str.startswith("en-")]
-xx_en = fractions[fractions["cohort"].str.endswith("-en")]
-first_pair = fractions[fractions["cohort"] == first_cohort]
-alt.vconcat(  # two panels a row: three do not fit the page
-    alt.hconcat(
-        multilingual.fraction_chart(
-            first_pair.assign(series=first_pair["direction"] + " " + first_pair["test_set"]),
-            "series",
-            f"{first_cohort}: l10n vs story",
-        ),
-        multilingual.fraction_chart(en_xx[en_xx["test_set"] == "l10n"], "label", "En->XX cohorts (l10n)"),
-    ),
-    multilingual.fraction_chart(fractions[fractions["test_set"] == "l10n"], "label", "all cohorts (l10n)"),
-)
+multilingual.fraction_panels(fractions, first_cohort)
 
 # %% [markdown]
 # The comparisons behind the verdicts: the gap in $f$ and its z-score against the combined perturbation
@@ -326,21 +299,7 @@ alt.vconcat(  # two panels a row: three do not fit the page
 # language into English vs out of English at the same weight.
 
 # %%
-domain = multilingual.fraction_gaps(fractions, {"test_set": "l10n"}, {"test_set": "story"})
-cohort_names = list(pairs["cohort"].unique())
-de_zh, de_fr = "en-{de,zh}", "en-{de,fr}"
-similarity = multilingual.fraction_gaps(
-    fractions, {"cohort": de_zh, "direction": "en-de"}, {"cohort": de_fr, "direction": "en-de"}
-)
-direction_rows = []
-for language in ("de", "zh"):
-    gaps = multilingual.fraction_gaps(
-        fractions,
-        {"cohort": "{de,zh}-en", "direction": f"{language}-en"},
-        {"cohort": de_zh, "direction": f"en-{language}"},
-    )
-    direction_rows.append(gaps.assign(language=language))
-direction_gaps = pd.concat(direction_rows, ignore_index=True)
+domain, similarity, direction_gaps = multilingual.fraction_comparisons(fractions)
 display(domain.round(3), similarity.round(3), direction_gaps.round(3))
 
 # %% [markdown]
@@ -359,12 +318,7 @@ by_size[per_size.sort_values("N")["size"].unique()].round(3)  # smallest model f
 # What the convergence correction does to $f$: the same joint fits on the uncorrected final losses.
 
 # %%
-uncorrected = multilingual.effective_fractions(multilingual.joint_fits(pairs, "loss", n0, 0))
-effect = fractions.merge(
-    uncorrected, on=["cohort", "direction", "test_set", "p"], suffixes=("", "_uncorrected")
-)
-effect = effect[effect["p"] < 1][["cohort", "direction", "test_set", "p", "f_uncorrected", "f"]]
-effect.assign(change=effect["f"] - effect["f_uncorrected"]).round(3)
+multilingual.correction_effect(pairs, fractions, n0).round(3)
 
 # %% [markdown]
 # ## Predicting unseen weights: $\hat f$ and the trade-off frontier (Eq. 11-13, Fig. 7 and 18)
@@ -382,21 +336,10 @@ held_out.round(4)
 
 # %%
 predicted_frontier, measured_frontier = multilingual.frontiers(weighted, pairs, y)
-
-
-frontier_rows = []  # a row per cohort and test set: its two f_hat forms side by side
-for cohort in cohort_names:
-    for t in test_sets:
-        panels = [
-            multilingual.frontier_chart(
-                predicted_frontier, measured_frontier, pairs, fit_weights, cohort, t, form
-            )
-            for form in multilingual.F_HAT_FORMS
-        ]
-        panels = [p for p in panels if p is not None]
-        if panels:
-            frontier_rows.append(alt.hconcat(*panels))
-alt.vconcat(*frontier_rows) if frontier_rows else print("no cohort has enough weights for f_hat")
+frontier = multilingual.frontier_grid(
+    predicted_frontier, measured_frontier, pairs, fit_weights, multilingual.F_HAT_FORMS
+)
+frontier if frontier is not None else print("no cohort has enough weights for f_hat")
 
 # %% [markdown]
 # The fitted $\hat f$ next to the $f_i(p)$ of the joint fits (Fig. 7 left):
@@ -429,20 +372,14 @@ chrf_predicted, chrf_measured = multilingual.frontiers(chrf_fits, chrf_rows, "ch
 chrf_errors.round(3)
 
 # %%
-chrf_panels = (
-    [
-        multilingual.frontier_chart(
-            chrf_predicted, chrf_measured, pairs, fit_weights, cohort, t, "eq12", "chrF"
-        )
-        for cohort, t in chrf_predicted[["cohort", "test_set"]].drop_duplicates().itertuples(index=False)
-    ]
+chrf_frontier = (
+    multilingual.frontier_grid(chrf_predicted, chrf_measured, pairs, fit_weights, ["eq12"], "chrF")
     if len(chrf_predicted)
-    else []
+    else None
 )
-if chrf_panels:
-    display(alt.hconcat(*chrf_panels))
-else:
-    print("too few chrF scores above zero to fit the chrF frontier")
+chrf_frontier if chrf_frontier is not None else print(
+    "too few chrF scores above zero to fit the chrF frontier"
+)
 
 # %% [markdown]
 # ## Three directions (App. H, Fig. 20)
@@ -458,26 +395,7 @@ three_pairs.round(4) if len(three_pairs) else print("no three-direction models")
 
 # %%
 if len(three_pairs):
-    ends = [
-        three_pairs[["measured", "predicted"]].min().min(),
-        three_pairs[["measured", "predicted"]].max().max(),
-    ]
-    display(
-        alt.layer(
-            alt.Chart(pd.DataFrame({"predicted": ends, "measured": ends}))
-            .mark_line(strokeDash=[2, 2], color="gray")
-            .encode(x="predicted:Q", y="measured:Q"),
-            alt.Chart(three_pairs.assign(series=three_pairs["direction"] + " from " + three_pairs["source"]))
-            .mark_point(filled=True, size=60)
-            .encode(
-                x=alt.X("predicted:Q", scale=alt.Scale(zero=False), title="predicted loss (nats)"),
-                y=alt.Y("measured:Q", scale=alt.Scale(zero=False), title="measured loss (nats)"),
-                color="series:N",
-                shape="test_set:N",
-                tooltip=["size", "mixture", "direction", "source", alt.Tooltip("error:Q", format=".3f")],
-            ),
-        ).properties(title="Three-direction models: measured vs predicted", width=320, height=280)
-    )
+    display(multilingual.three_pair_chart(three_pairs))
 
 # %% [markdown]
 # ## Why the paper's picture does not appear here

@@ -186,6 +186,61 @@ def test_three_pair_models_are_predicted_from_their_own_weight():
     assert abs(predictions["error"].iloc[0]) < 1e-4
 
 
+def _fractions(cohort, direction, f_l10n, f_story, std=0.01):
+    return pd.DataFrame(
+        {
+            "cohort": cohort,
+            "direction": direction,
+            "test_set": ["l10n", "l10n", "story", "story"],
+            "p": [0.5, 1.0, 0.5, 1.0],
+            "f": [f_l10n, 1.0, f_story, 1.0],
+            "std_error": std,
+        }
+    )
+
+
+def test_fraction_comparisons_pair_test_sets_neighbours_and_directions():
+    fractions = pd.concat(
+        [
+            _fractions(multilingual.NEXT_TO_ZH, "en-de", 0.50, 0.46),
+            _fractions(multilingual.NEXT_TO_ZH, "en-zh", 0.40, 0.40),
+            _fractions(multilingual.NEXT_TO_FR, "en-de", 0.60, 0.60),
+            _fractions(multilingual.INTO_ENGLISH, "de-en", 0.90, 0.80),
+            _fractions(multilingual.INTO_ENGLISH, "zh-en", 0.70, 0.70),
+        ],
+        ignore_index=True,
+    )
+    domain, similarity, direction = multilingual.fraction_comparisons(fractions)
+    assert len(domain) == 5, "every direction of every cohort at its one weight below 1"
+    gap = domain.set_index(["cohort", "direction"]).loc[(multilingual.NEXT_TO_ZH, "en-de")]
+    assert gap["gap"] == pytest.approx(0.04) and gap["z"] == pytest.approx(0.04 / np.sqrt(2) / 0.01)
+    assert list(similarity["test_set"]) == ["l10n", "story"]
+    assert similarity["gap"].to_numpy() == pytest.approx([-0.10, -0.14])
+    by_language = direction.set_index(["language", "test_set"])["gap"]
+    assert by_language[("de", "l10n")] == pytest.approx(0.40) and by_language[
+        ("zh", "story")
+    ] == pytest.approx(0.30)
+    alone = multilingual.fraction_comparisons(fractions[fractions["cohort"] == multilingual.NEXT_TO_ZH])
+    assert len(alone[0]) == 2 and alone[1].empty and alone[2].empty, (
+        "a cohort not trained: nothing to compare"
+    )
+
+
+def test_corrections_and_their_effect_on_f():
+    table = synthetic_table(lambda p: p**0.5)
+    small = table["weight"] <= 0.1
+    table = table.assign(corrected=small, loss=table["loss"] + 0.05 * small, wall_time_s=60.0)
+    changes = multilingual.corrections(table)
+    assert len(changes) == small.sum() and changes["change"].to_numpy() == pytest.approx(-0.05)
+    fractions = multilingual.effective_fractions(multilingual.joint_fits(table, "loss_corrected", N0, 0))
+    effect = multilingual.correction_effect(table, fractions, N0)
+    assert (effect["p"] < 1).all() and len(effect) == 2 * 5, "both directions, every weight below 1"
+    at_small = effect[np.isclose(effect["p"], 0.1)]
+    assert (at_small["change"] > 0).all(), "lowering the small weight's loss raises its f"
+    summary = multilingual.run_summary(table)
+    assert len(summary) == table["run_id"].nunique() and {"en-de", "en-zh"} <= set(summary.columns)
+
+
 def test_weighted_fits_need_the_single_direction_model():
     with pytest.raises(ValueError, match="must include 1"):
         multilingual.weighted_fits(synthetic_table(lambda p: p), [0.1, 0.9])
@@ -282,6 +337,28 @@ def test_the_chapter_charts_draw_every_direction_weight_and_form():
     assert multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "story", form) is None
     chrf = multilingual.frontier_chart(predicted, measured, table, [0.1], cohort, "l10n", form, "chrF")
     assert chrf.to_dict()["layer"][0]["encoding"]["x"]["title"] == "en-de chrF"
+    grid = multilingual.frontier_grid(predicted, measured, table, [0.1, 0.9, 1.0], multilingual.F_HAT_FORMS)
+    assert [len(row["hconcat"]) for row in grid.to_dict()["vconcat"]] == [2], "a row per cohort and test set"
+    one_form = multilingual.frontier_grid(predicted, measured, table, [0.1], ["eq12"], "chrF").to_dict()
+    assert [len(row["hconcat"]) for row in one_form["vconcat"]] == [1], (
+        "a row per cohort, a panel per test set"
+    )
+    assert multilingual.frontier_grid(predicted.iloc[:0], measured, table, [0.1], ["eq12"]) is None
+    panels = multilingual.fraction_panels(fractions, cohort).to_dict()
+    assert [p["title"] for p in panels["vconcat"][0]["hconcat"]] == [
+        f"{cohort}: l10n vs story",
+        "En->XX cohorts (l10n)",
+    ]
+    three = pd.DataFrame(
+        {
+            "measured": [3.0, 3.2],
+            "predicted": [3.1, 3.1],
+            "direction": "en-de",
+            "source": cohort,
+            "test_set": "l10n",
+        }
+    ).assign(size="s", mixture="m", error=[-0.1, 0.1])
+    assert len(multilingual.three_pair_chart(three).to_dict()["layer"]) == 2, "diagonal and models"
     f_hat = multilingual.f_hat_curves(fits, n_points=5)
     assert len(f_hat) == 5 * len(fits) and set(f_hat["form"]) == set(multilingual.F_HAT_FORMS)
     assert [p["title"] for p in multilingual.f_hat_chart(f_hat, fractions, "l10n").to_dict()["hconcat"]] == [

@@ -604,6 +604,68 @@ def fraction_gaps(fractions: pd.DataFrame, left: Mapping[str, str], right: Mappi
     return merged[[*keys, "f_left", "f_right", "gap", "z"]].reset_index(drop=True)
 
 
+# The cohorts Fig. 6's comparisons name: En->De next to Chinese and next to French, and into English.
+NEXT_TO_ZH, NEXT_TO_FR, INTO_ENGLISH = "en-{de,zh}", "en-{de,fr}", "{de,zh}-en"
+
+
+def fraction_comparisons(fractions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The comparisons of f_i(p) (`effective_fractions`) behind Fig. 6's claims, each a `fraction_gaps`
+    frame: (a) test set l10n against story for every direction, (b) En->De next to Chinese against next to
+    French, (c) De and Zh into English against out of English at the same weight (column `language`). A
+    cohort the chapter did not train leaves its comparison empty."""
+    domain = fraction_gaps(fractions, {"test_set": "l10n"}, {"test_set": "story"})
+    similarity = fraction_gaps(
+        fractions, {"cohort": NEXT_TO_ZH, "direction": "en-de"}, {"cohort": NEXT_TO_FR, "direction": "en-de"}
+    )
+    direction = pd.concat(
+        [
+            fraction_gaps(
+                fractions,
+                {"cohort": INTO_ENGLISH, "direction": f"{language}-en"},
+                {"cohort": NEXT_TO_ZH, "direction": f"en-{language}"},
+            ).assign(language=language)
+            for language in ("de", "zh")
+        ],
+        ignore_index=True,
+    )
+    return domain, similarity, direction
+
+
+def corrections(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The two-direction rows (`two_pair_rows`) whose loss App. G's correction extrapolated, with the
+    corrected loss's change over the measured one (`change`, nats)."""
+    rows = pairs[pairs["corrected"]][
+        ["cohort", "direction", "test_set", "weight", "size", "tokens", "loss", "loss_corrected"]
+    ]
+    return rows.assign(change=rows["loss_corrected"] - rows["loss"]).sort_values(
+        ["cohort", "direction", "test_set", "size"]
+    )
+
+
+def correction_effect(pairs: pd.DataFrame, fractions: pd.DataFrame, n0: float) -> pd.DataFrame:
+    """What App. G's correction does to f: the `effective_fractions` of the corrected losses (`fractions`)
+    beside those of the same joint fits on the measured final losses (`f_uncorrected`), below weight 1."""
+    uncorrected = effective_fractions(joint_fits(pairs, "loss", n0, 0))
+    keys = ["cohort", "direction", "test_set", "p"]
+    effect = fractions.merge(uncorrected, on=keys, suffixes=("", "_uncorrected"))
+    effect = effect[effect["p"] < 1][[*keys, "f_uncorrected", "f"]]
+    return effect.assign(change=effect["f"] - effect["f_uncorrected"]).reset_index(drop=True)
+
+
+def run_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of a `run_table`: cohort, first direction's weight p, mixture, size, N, training
+    time, and the target tokens each trained direction saw (a column per direction)."""
+    return (
+        table.drop_duplicates(["run_id", "cohort", "direction"])
+        .pivot_table(
+            index=["cohort", "p", "mixture", "size", "N", "wall_time_s"], columns="direction", values="tokens"
+        )
+        .reset_index()
+        .sort_values(["cohort", "p", "N"])
+        .round({"wall_time_s": 0})
+    )
+
+
 def chrf_loss_correlation(table: pd.DataFrame) -> pd.DataFrame:
     """Pearson correlation between chrF and loss over the runs of every direction and test set (Fig. 8)."""
     rows = []

@@ -187,6 +187,71 @@ def frontier_chart(
     )
 
 
+def fraction_panels(fractions: pd.DataFrame, first_cohort: str) -> alt.VConcatChart:
+    """Fig. 6 in three panels (`fraction_chart`), two a row: `first_cohort`'s directions on both test sets,
+    the En->XX cohorts on l10n, and every cohort on l10n."""
+    labelled = fractions.assign(label=fractions["direction"] + " (" + fractions["cohort"] + ")")
+    first = rows_where(labelled, cohort=first_cohort)
+    out_of_english = labelled[labelled["cohort"].str.startswith("en-")]
+    return alt.vconcat(
+        alt.hconcat(
+            fraction_chart(
+                first.assign(series=first["direction"] + " " + first["test_set"]),
+                "series",
+                f"{first_cohort}: l10n vs story",
+            ),
+            fraction_chart(rows_where(out_of_english, test_set="l10n"), "label", "En->XX cohorts (l10n)"),
+        ),
+        fraction_chart(rows_where(labelled, test_set="l10n"), "label", "all cohorts (l10n)"),
+    )
+
+
+def frontier_grid(
+    predicted: pd.DataFrame,
+    measured: pd.DataFrame,
+    pairs: pd.DataFrame,
+    fit_weights: Sequence[float],
+    forms: Sequence[str],
+    metric: str = "loss",
+) -> alt.VConcatChart | None:
+    """Every predicted frontier (`frontier_chart`) of `frontiers`' output: with several f_hat `forms`, a row
+    per cohort and test set with a panel per form; with one, a row per cohort with a panel per test set.
+    None where nothing was predicted."""
+    keys = predicted[["cohort", "test_set"]].drop_duplicates().itertuples(index=False)
+    panels: dict[tuple[str, ...], list[alt.LayerChart]] = {}
+    for cohort, test_set in keys:
+        row = (cohort, test_set) if len(forms) > 1 else (cohort,)
+        for form in forms:
+            panel = frontier_chart(predicted, measured, pairs, fit_weights, cohort, test_set, form, metric)
+            if panel is not None:
+                panels.setdefault(row, []).append(panel)
+    return alt.vconcat(*[alt.hconcat(*row) for row in panels.values()]) if panels else None
+
+
+def three_pair_chart(three_pairs: pd.DataFrame) -> alt.LayerChart:
+    """App. H, Fig. 20: each three-direction model's measured loss against the loss a two-direction fit
+    predicts for it (`three_pair_predictions`), one colour per direction and source cohort; on the dotted
+    diagonal the prediction is exact."""
+    ends = [
+        three_pairs[["measured", "predicted"]].min().min(),
+        three_pairs[["measured", "predicted"]].max().max(),
+    ]
+    return alt.layer(
+        alt.Chart(pd.DataFrame({"predicted": ends, "measured": ends}))
+        .mark_line(strokeDash=[2, 2], color="gray")
+        .encode(x="predicted:Q", y="measured:Q"),
+        alt.Chart(three_pairs.assign(series=three_pairs["direction"] + " from " + three_pairs["source"]))
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("predicted:Q", scale=alt.Scale(zero=False), title="predicted loss (nats)"),
+            y=alt.Y("measured:Q", scale=alt.Scale(zero=False), title="measured loss (nats)"),
+            color="series:N",
+            shape="test_set:N",
+            tooltip=["size", "mixture", "direction", "source", alt.Tooltip("error:Q", format=".3f")],
+        ),
+    ).properties(title="Three-direction models: measured vs predicted", width=320, height=280)
+
+
 def f_hat_chart(curves: pd.DataFrame, fractions: pd.DataFrame, test_set: str) -> alt.HConcatChart:
     """Fig. 5 against Eq. 12 and 13: one panel per cohort, the fitted f_hat curves (`f_hat_curves`, a dash
     per form) over the effective fractions the joint law measured (`effective_fractions`), on `test_set`."""

@@ -32,21 +32,28 @@
 # 5. chrF moves almost linearly with the loss, and the same laws give the chrF frontier (Fig. 8).
 # 6. Fits on two-pair models predict three-pair models (App. H, Fig. 20).
 #
-# **What we find.** At the scale a 2-core CPU affords (2k-60k non-embedding parameters, 400 updates of ~1k
-# tokens, 42 runs) the models are far from converged: test losses of 5.2-8.5 nats on a 4,000-piece
-# vocabulary and chrF below 9. In that regime the paper's picture does **not** reproduce. In the En→{De, Zh}
-# cohort, which has five weights, $\alpha$ and $L_\infty$ of the per-weight fits move with $p$ (up to 3.3
-# and 71 combined standard deviations), and the joint law fits worse than the per-weight laws (R² 78-98% vs
-# 89-99%). The effective fraction of English→XX directions lies far *below* $p$ ($f(0.5)$ = 0.09-0.36):
-# a direction that gets half of a fixed number of updates behaves like a much smaller single-direction model,
+# **What we find.** At the scale a 2-core CPU affords ({glue:text}`n_min:,.0f`-{glue:text}`n_max:,.0f`
+# non-embedding parameters, {glue:text}`steps:,.0f` updates of ~1k tokens, {glue:text}`runs:.0f` runs) the
+# models are far from converged: test losses of {glue:text}`loss_min:.1f`-{glue:text}`loss_max:.1f` nats on a
+# 4,000-piece vocabulary and chrF at most {glue:text}`chrf_max:.1f`. In that regime the paper's picture does
+# **not** reproduce. In the En→{De, Zh} cohort, which has five weights, $\alpha$ and $L_\infty$ of the
+# per-weight fits move with $p$ (up to {glue:text}`first_alpha_z:.1f` and {glue:text}`first_linf_z:.0f`
+# combined standard deviations), and the joint law fits worse than the per-weight laws (R²
+# {glue:text}`first_eq7_r2_min:.0f`-{glue:text}`first_eq7_r2_max:.0f`% vs
+# {glue:text}`first_eq6_r2_min:.0f`-{glue:text}`first_eq6_r2_max:.0f`%). The effective fraction of English→XX
+# directions lies far *below* $p$ ($f(0.5)$ = {glue:text}`f_out_min:.2f`-{glue:text}`f_out_max:.2f`): a
+# direction that gets half of a fixed number of updates behaves like a much smaller single-direction model,
 # which is what a training-limited (not capacity-limited) model should do. Into English, $f(0.5)$ is about 1
-# (0.95-1.30): the two directions share the English decoder and help each other, the paper's direction
-# effect, here larger. En→De next to French and next to Chinese differ (0.09 vs 0.36), but the En→{De, Fr}
-# cohort was cut to weights 0, 0.5 and 1, so its joint fit rests on two weights. Eq. 11 misses held-out
-# weights by 4-6% of the loss, chrF follows the loss only loosely (r between -0.78 and -0.54), and the
-# two-direction fits predict the three-direction models 0.3-12% too optimistically. The convergence correction
-# of App. G is large here (up to 1.07 nats) and moves $f$ by up to 0.28: at this scale it is an extrapolation,
-# not a correction. The verdict table and the generated summary at the end give every number.
+# ({glue:text}`f_into_min:.2f`-{glue:text}`f_into_max:.2f`): the two directions share the English decoder and
+# help each other, the paper's direction effect, here larger. En→De next to French and next to Chinese differ
+# ({glue:text}`f_de_beside_fr:.2f` vs {glue:text}`f_de_beside_zh:.2f` on `l10n`), but the En→{De, Fr} cohort
+# was cut to weights 0, 0.5 and 1, so its joint fit rests on two weights. Eq. 11's worst held-out error is
+# {glue:text}`held_out_rel_min:.0%`-{glue:text}`held_out_rel_max:.0%` of the loss, chrF follows the loss only
+# loosely (r between {glue:text}`chrf_r_min:.2f` and {glue:text}`chrf_r_max:.2f`), and the two-direction fits
+# miss the three-direction models by {glue:text}`three_rel_min:.1%`-{glue:text}`three_rel_max:.0%`. The
+# convergence correction of App. G is large here (up to {glue:text}`correction_max:.2f` nats) and moves $f$ by
+# up to {glue:text}`correction_f_max:.2f`: at this scale it is an extrapolation, not a correction. The verdict
+# table and the generated summary at the end give every number.
 #
 # **The experiment.** Three cohorts of two directions, English→{German, Chinese}, English→{German, French}
 # and {German, Chinese}→English. The corpus is 4-way parallel, so the two directions of a cohort would train
@@ -114,6 +121,7 @@ import time
 import altair as alt
 import numpy as np
 from IPython.display import Markdown, display
+from myst_nb import glue
 
 from nmtscale import book, charts, runs
 from nmtscale.studies import claims, multilingual
@@ -318,7 +326,8 @@ by_size[per_size.sort_values("N")["size"].unique()].round(3)  # smallest model f
 # What the convergence correction does to $f$: the same joint fits on the uncorrected final losses.
 
 # %%
-multilingual.correction_effect(pairs, fractions, n0).round(3)
+correction_effects = multilingual.correction_effect(pairs, fractions, n0)
+correction_effects.round(3)
 
 # %% [markdown]
 # ## Predicting unseen weights: $\hat f$ and the trade-off frontier (Eq. 11-13, Fig. 7 and 18)
@@ -475,6 +484,11 @@ display(
         )
     )
 )
+headline = multilingual.headline_numbers(
+    table, flat, comparison, fractions, held_out, correlation, three_pairs, corrections, correction_effects
+)
+for name, value in {**headline, "steps": chapter1["steps"]}.items():
+    glue(name, value, display=False)  # the opening summary quotes these
 
 # %% [markdown]
 # ## Re-running this chapter

@@ -453,6 +453,43 @@ def test_verdict_numbers_are_read_from_the_chapter_tables():
     assert "Three-direction" not in text
 
 
+def test_headline_numbers_are_read_from_the_chapter_tables():
+    table = synthetic_table(lambda p: p).assign(wall_time_s=60.0)
+    joints = multilingual.joint_fits(table, n0=N0, n_samples=3)
+    coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
+    fractions = multilingual.effective_fractions(joints)
+    held_out = multilingual.held_out_errors(multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0))
+    changed = table.assign(
+        corrected=table["weight"] <= 0.1, loss_corrected=table["loss"] - 0.02 * (table["weight"] <= 0.1)
+    )
+    numbers = multilingual.headline_numbers(
+        table,
+        multilingual.flatness(coefficients),
+        multilingual.joint_vs_per_weight(joints, n0=N0),
+        fractions,
+        held_out,
+        multilingual.chrf_loss_correlation(table),
+        pd.DataFrame(),
+        multilingual.corrections(changed),
+        multilingual.correction_effect(
+            changed,
+            multilingual.effective_fractions(multilingual.joint_fits(changed, "loss_corrected", N0, 0)),
+            N0,
+        ),
+    )
+    assert numbers["runs"] == table["run_id"].nunique() and (numbers["n_min"], numbers["n_max"]) == (
+        2_000,
+        60_000,
+    )
+    assert numbers["loss_min"] == pytest.approx(table["loss"].min())
+    assert numbers["f_out_min"] == pytest.approx(0.5, abs=1e-3) == numbers["f_out_max"], "f = p at 0.5"
+    assert numbers["f_de_beside_zh"] == pytest.approx(0.5, abs=1e-3)
+    assert np.isnan(numbers["f_de_beside_fr"]) and np.isnan(numbers["f_into_min"]), "cohorts not trained"
+    assert numbers["chrf_r_max"] == pytest.approx(-1.0), "chrF is linear in the loss here"
+    assert np.isnan(numbers["three_rel_max"]) and numbers["correction_max"] == pytest.approx(0.02)
+    assert numbers["correction_f_max"] > 0
+
+
 def test_the_cpu_plan_names_the_runs_the_results_store_records():
     """Chapter 4 takes its training recipe from chapter 1's parameters: building its configs that way must
     give the ids of the runs it was recorded with, or re-executing it would train them all again."""

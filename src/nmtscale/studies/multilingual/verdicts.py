@@ -12,6 +12,9 @@ from nmtscale.laws import uncertainty
 from nmtscale.studies.claims import PARTLY, REPRODUCED, Claim, ScaleStatement, by_count, graded
 from nmtscale.studies.multilingual.analysis import (
     GROUP,
+    INTO_ENGLISH,
+    NEXT_TO_FR,
+    NEXT_TO_ZH,
     SMALL_WEIGHT,
     SMALL_WEIGHT_GAIN,
     WeightedFit,
@@ -444,6 +447,65 @@ def verdict_numbers(
             f"{three_pairs['error'].abs().mean():.3f} nats, worst {three_pairs['rel_error'].max():.1%}."
         )
     return "\n".join(lines)
+
+
+def headline_numbers(
+    table: pd.DataFrame,
+    flat: pd.DataFrame,
+    comparison: pd.DataFrame,
+    fractions: pd.DataFrame,
+    held_out: pd.DataFrame,
+    correlation: pd.DataFrame,
+    three_pairs: pd.DataFrame,
+    corrections: pd.DataFrame,
+    correction_effect: pd.DataFrame,
+) -> dict[str, float]:
+    """The numbers the chapter's opening summary quotes, by name (the chapter glues each), from its tables:
+    the runs (`table`: count, N and final-loss range, best chrF), how far alpha and L_inf of the per-weight
+    fits move in the first cohort (`flat`, combined std) and Eq. 7's and Eq. 6's R^2 there (`comparison`),
+    f at weight 0.5 out of and into English and of En->De beside Zh and beside Fr on l10n (`fractions`),
+    Eq. 11's worst held-out errors, chrF's correlation with the loss, the three-direction errors, and App.
+    G's largest change of a loss (`corrections`) and of f (`correction_effect`). A quantity the tables lack
+    is NaN."""
+
+    def span(values: pd.Series, name: str) -> dict[str, float]:
+        values = values.dropna()
+        low, high = (float(values.min()), float(values.max())) if len(values) else (np.nan, np.nan)
+        return {f"{name}_min": low, f"{name}_max": high}
+
+    def at_half(rows: pd.DataFrame) -> pd.Series:
+        return rows[np.isclose(rows["p"], 0.5)]["f"]
+
+    runs = table.drop_duplicates("run_id")
+    first = flat[flat["cohort"] == table["cohort"].iloc[0]]
+    first_joint = comparison[comparison["cohort"] == table["cohort"].iloc[0]]
+    half_l10n = fractions[fractions["test_set"] == "l10n"]
+    out_of_english = fractions[fractions["cohort"].str.startswith("en-")]
+    into_english = fractions[fractions["cohort"] == INTO_ENGLISH]
+
+    def beside(cohort: str) -> float:
+        values = at_half(half_l10n[(half_l10n["cohort"] == cohort) & (half_l10n["direction"] == "en-de")])
+        return float(values.iloc[0]) if len(values) else np.nan
+
+    return {
+        "runs": len(runs),
+        **span(runs["N"], "n"),
+        **span(table["loss"], "loss"),
+        "chrf_max": float(table["chrf"].max()),
+        "first_alpha_z": float(first[first["parameter"] == "alpha"]["max_z"].max()),
+        "first_linf_z": float(first[first["parameter"] == "L_inf"]["max_z"].max()),
+        **span(first_joint["eq7_r2"], "first_eq7_r2"),
+        **span(first_joint["eq6_r2"], "first_eq6_r2"),
+        **span(at_half(out_of_english), "f_out"),
+        **span(at_half(into_english), "f_into"),
+        "f_de_beside_zh": beside(NEXT_TO_ZH),
+        "f_de_beside_fr": beside(NEXT_TO_FR),
+        **span(held_out["held_out_max_rel_error"], "held_out_rel"),
+        **span(correlation["pearson_r"], "chrf_r"),
+        **span(three_pairs["rel_error"] if len(three_pairs) else pd.Series(dtype=float), "three_rel"),
+        "correction_max": float(corrections["change"].abs().max()) if len(corrections) else 0.0,
+        "correction_f_max": float(correction_effect["change"].abs().max()) if len(correction_effect) else 0.0,
+    }
 
 
 def scale(table: pd.DataFrame) -> list[ScaleStatement]:

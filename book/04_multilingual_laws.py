@@ -219,6 +219,23 @@ print(
 corrections
 
 # %% [markdown]
+# Does the extrapolation hold? The models `budget_check` trains for longer answer it by measurement: each
+# one's learning curve at the chapter's budget, extrapolated by the same power law to the longer budget,
+# beside the loss the longer run reached (`multilingual.correction_check`; `error` > 0 where the
+# extrapolation promises less than the training gave).
+
+# %%
+correction_checks = multilingual.correction_check(table, curves, long_table, correction_start)
+if len(correction_checks):
+    print(
+        f"{len(correction_checks)} extrapolations to {correction_checks['long_steps'].max():,} updates: "
+        f"error {correction_checks['error'].min():+.3f} to {correction_checks['error'].max():+.3f} nats"
+    )
+    display(correction_checks.round(3))
+else:
+    print("no budget check at this scale: the extrapolation is not checked against training")
+
+# %% [markdown]
 # Everything below uses the corrected losses (`loss_corrected`), as the paper does; the section on $f_i(p)$
 # shows what the correction changes.
 

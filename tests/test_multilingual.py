@@ -241,6 +241,34 @@ def test_corrections_and_their_effect_on_f():
     assert len(summary) == table["run_id"].nunique() and {"en-de", "en-zh"} <= set(summary.columns)
 
 
+def test_correction_check_sets_app_g_extrapolation_beside_the_longer_run():
+    def law(step):
+        return 2.0 + (step / 100) ** -0.5
+
+    keys = {"cohort": "en-{de,zh}", "direction": "en-de", "test_set": "l10n", "weight": 0.5}
+    steps = np.arange(10, 101, 10)
+    curves = pd.concat(
+        [
+            pd.DataFrame({**keys, "p": 0.5, "size": size, "step": steps, "loss": law(steps)})
+            for size in ("a", "b")
+        ]
+    )
+    table = pd.DataFrame(
+        [{**keys, "p": 0.5, "size": size, "steps": 100, "loss": law(100)} for size in ("a", "b")]
+    )
+    long_table = pd.DataFrame(
+        [
+            {**keys, "p": 0.5, "size": "a", "steps": 200, "loss": law(200) - 0.01}
+        ]  # trained longer: size a only
+    )
+    check = multilingual.correction_check(table, curves, long_table, 0.25)
+    assert list(check["size"]) == ["a"] and check["long_steps"].iloc[0] == 200
+    assert check["extrapolated"].iloc[0] == pytest.approx(law(200), abs=1e-4), "a power law is extrapolated"
+    assert check["error"].iloc[0] == pytest.approx(0.01, abs=1e-4)
+    assert multilingual.correction_check(table, curves, long_table.iloc[:0], 0.25).empty
+    assert multilingual.correction_check(table, curves, pd.DataFrame(), 0.25).empty, "no budget check"
+
+
 def test_weighted_fits_need_the_single_direction_model():
     with pytest.raises(ValueError, match="must include 1"):
         multilingual.weighted_fits(synthetic_table(lambda p: p), [0.1, 0.9])

@@ -151,6 +151,43 @@ def learning_curves(plan: Sequence[CohortRun], summaries: Sequence[RunSummary]) 
     return pd.DataFrame(rows)
 
 
+def correction_check(
+    table: pd.DataFrame, curves: pd.DataFrame, long_table: pd.DataFrame, start_fraction: float
+) -> pd.DataFrame:
+    """App. G's extrapolation against training: for every model the budget check trained for longer
+    (`long_table`, its `run_table`), the chapter's run of that model (`table`, its learning curve in
+    `curves` from `learning_curves`) extrapolated by App. G's power law in the step (`corrected_loss`, fitted
+    from `start_fraction` of training) to the longer budget, beside the loss the longer run measured.
+    Columns: cohort, direction, test_set, p, weight, size, steps, long_steps, loss (at the chapter's
+    budget), extrapolated, measured, error (extrapolated - measured: > 0 where the extrapolation promises
+    less than training gave)."""
+    keys = ["cohort", "p", "size", "direction", "test_set"]
+    columns = ["cohort", "direction", "test_set", "p", "weight", "size", "steps", "long_steps", "loss"]
+    if long_table.empty:  # no budget check (its run table then has no columns either)
+        return pd.DataFrame(columns=[*columns, "extrapolated", "measured", "error"])
+    chapter = table[[*keys, "weight", "steps", "loss"]].drop_duplicates(keys)
+    longer = long_table[[*keys, "steps", "loss"]].rename(columns={"steps": "long_steps", "loss": "measured"})
+    rows = chapter.merge(longer.drop_duplicates(keys), on=keys)
+    by_run = {key: group for key, group in curves.groupby(keys)}
+    extrapolated = [
+        corrected_loss(
+            list(zip(by_run[key]["step"], by_run[key]["loss"], strict=True)),
+            steps,
+            long_steps / steps,
+            start_fraction,
+        )
+        if key in by_run
+        else math.nan
+        for key, steps, long_steps in zip(
+            rows[keys].itertuples(index=False, name=None), rows["steps"], rows["long_steps"], strict=True
+        )
+    ]
+    rows = rows.assign(extrapolated=extrapolated)
+    return rows.assign(error=rows["extrapolated"] - rows["measured"])[
+        [*columns, "extrapolated", "measured", "error"]
+    ].reset_index(drop=True)
+
+
 GROUP = ["cohort", "direction", "test_set"]
 
 

@@ -19,6 +19,7 @@ from nmtscale.studies.multilingual.analysis import (
     SMALL_WEIGHT_GAIN,
     WeightedFit,
     max_pairwise_z,
+    rows_where,
 )
 
 # The coefficients' and f's standard errors come from refits on losses perturbed by 1% (`uncertainty`).
@@ -477,14 +478,14 @@ def headline_numbers(
         return rows[np.isclose(rows["p"], 0.5)]["f"]
 
     runs = table.drop_duplicates("run_id")
-    first = flat[flat["cohort"] == table["cohort"].iloc[0]]
-    first_joint = comparison[comparison["cohort"] == table["cohort"].iloc[0]]
-    half_l10n = fractions[fractions["test_set"] == "l10n"]
+    first_cohort = table["cohort"].iloc[0]
+    first = flat[flat["cohort"] == first_cohort]
+    first_joint = comparison[comparison["cohort"] == first_cohort]
     out_of_english = fractions[fractions["cohort"].str.startswith("en-")]
     into_english = fractions[fractions["cohort"] == INTO_ENGLISH]
 
     def beside(cohort: str) -> float:
-        values = at_half(half_l10n[(half_l10n["cohort"] == cohort) & (half_l10n["direction"] == "en-de")])
+        values = at_half(rows_where(fractions, cohort=cohort, direction="en-de", test_set="l10n"))
         return float(values.iloc[0]) if len(values) else np.nan
 
     return {

@@ -460,7 +460,10 @@ def test_verdict_numbers_are_read_from_the_chapter_tables():
     table = synthetic_table(lambda p: p).assign(wall_time_s=60.0)
     joints = multilingual.joint_fits(table, n0=N0, n_samples=3)
     coefficients, _ = multilingual.per_weight_fits(table, n0=N0, n_samples=3)
-    corrections = table[table["weight"] <= 0.1].assign(loss_corrected=lambda f: f["loss"] - 0.02)
+    small = table["weight"] <= 0.1
+    corrections = multilingual.corrections(
+        table.assign(corrected=small, loss_corrected=table["loss"] - 0.02 * small)
+    )
     held_out = multilingual.held_out_errors(multilingual.weighted_fits(table, [0.1, 0.9, 1.0], n0=N0))
     text = multilingual.verdict_numbers(
         table,

@@ -168,7 +168,7 @@ def correction_check(
     chapter = table[[*keys, "weight", "steps", "loss"]].drop_duplicates(keys)
     longer = long_table[[*keys, "steps", "loss"]].rename(columns={"steps": "long_steps", "loss": "measured"})
     rows = chapter.merge(longer.drop_duplicates(keys), on=keys)
-    by_run = {key: group for key, group in curves.groupby(keys)}
+    by_run = dict(list(curves.groupby(keys)))
     extrapolated = [
         corrected_loss(
             list(zip(by_run[key]["step"], by_run[key]["loss"], strict=True)),

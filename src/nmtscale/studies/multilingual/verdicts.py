@@ -410,11 +410,11 @@ def verdict_numbers(
 ) -> str:
     """The chapter's "numbers behind the verdicts" as Markdown bullets, from its tables: the runs (`table`,
     trained for `steps` updates of about `max_tokens` target tokens), the per-weight exponents
-    (`coefficients`), the joint law (`comparison`), the App. G `corrections` (loss and loss_corrected), f at
+    (`coefficients`), the joint law (`comparison`), App. G's `corrections` (their `change`), f at
     weight 0.5 (`fractions`), the held-out errors of Eq. 11 and the three-direction predictions."""
     trained_runs = table.drop_duplicates("run_id")
     alpha_rows = coefficients[coefficients["parameter"] == "alpha"]
-    change = corrections["loss_corrected"] - corrections["loss"]
+    change = corrections["change"]
     half = fractions[np.isclose(fractions["p"], 0.5)]
     lines = [
         f"- {len(trained_runs)} runs of {int(trained_runs['N'].min()):,}-{int(trained_runs['N'].max()):,} "

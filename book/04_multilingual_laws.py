@@ -81,6 +81,9 @@ cohorts = [
     {"directions": ["en-de", "en-fr"], "weights": [0, 0.5, 1]},
     {"directions": ["de-en", "zh-en"], "weights": [0, 0.5, 1]},
 ]
+# Single-direction models on their direction's share of the cohort's English sentences (data.disjoint_with),
+# as a mixture's direction trains, or on all of the direction's pairs.
+single_direction_share = False
 fit_weights = [0.1, 0.9, 1]  # own weights the f_hat laws (Eq. 11-13) are fitted on; the others are held out
 sizes = [[8, 1], [16, 1], [24, 1], [32, 2]]  # [d_model, layers]: width and depth grow together
 head_dim = 8  # width of an attention head; d_model / head_dim heads

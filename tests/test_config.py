@@ -192,6 +192,15 @@ def test_ints_are_accepted_where_numbers_are_expected():
             r"data.eval_directions: 'de-fr' translates into a language",
         ),
         ({"data": {"eval_directions": ["en-de"]}}, r"list a direction twice"),
+        ({"data": {"disjoint_with": ["en-fr"]}}, r"only data.disjoint_sources: true does"),
+        (
+            {"data": {"directions": ["en-de"], "disjoint_sources": True, "disjoint_with": ["en-de"]}},
+            r"data.disjoint_with: \['en-de'\] are trained directions",
+        ),
+        (
+            {"data": {"disjoint_sources": True, "disjoint_with": ["de-fr"]}},
+            r"\['de-fr'\] have no English side",
+        ),
         ({"eval": {"decode": "beam", "decode_interval": 150}}, r"multiple of eval.interval=100"),
         ({"eval": {"decode_interval": 100}}, r"eval.decode_interval=100 needs eval.decode greedy or beam"),
     ],

@@ -151,17 +151,36 @@ def test_disjoint_sources_give_each_english_sentence_to_one_direction():
         data.disjoint_sources([en_de, en_de], ["en-de", "de-fr"])
 
 
-def test_a_shared_vocabulary_is_the_same_tokenizer_whatever_the_run_trains(tmp_path):
+def english_to_german_and_french(tmp_path: Path) -> dict:
+    """DataConfig keys of a run on user files: En->De and En->Fr translations of the same 100 English
+    sentences, one vocabulary over both, no test sets."""
     files = {
         "en-de": write_tsv(tmp_path / "de.tsv", toy_pairs(100, seed=1)),
         "en-fr": write_tsv(tmp_path / "fr.tsv", [(en, tgt.upper()) for en, tgt in toy_pairs(100, seed=1)]),
     }
-    shared = {
+    return {
         "vocab_size": 60,
         "test_sets": [],
         "train_files": files,
         "tokenizer_directions": ["en-de", "en-fr"],
     }
+
+
+def test_a_run_disjoint_with_a_direction_trains_on_its_share_of_their_mixture(tmp_path):
+    shared = {**english_to_german_and_french(tmp_path), "disjoint_sources": True}
+    mixture = data.prepare_data(DataConfig(directions=["en-de", "en-fr"], **shared), tmp_path)
+    share = data.prepare_data(DataConfig(directions=["en-de"], disjoint_with=["en-fr"], **shared), tmp_path)
+    alone = data.prepare_data(DataConfig(directions=["en-de"], **shared), tmp_path)
+    targets = [
+        [example.tgt for example in task] for task in (mixture.tasks[0], share.tasks[0], alone.tasks[0])
+    ]
+    assert targets[0] == targets[1]  # the same German sentences the mixture gave En->De
+    assert 20 < len(targets[1]) < 80 and len(targets[2]) == 100  # alone, it keeps every pair
+
+
+def test_a_shared_vocabulary_is_the_same_tokenizer_whatever_the_run_trains(tmp_path):
+    shared = english_to_german_and_french(tmp_path)
+    files = shared["train_files"]
     one = data.prepare_data(DataConfig(directions=["en-de"], **shared), tmp_path)
     both = data.prepare_data(
         DataConfig(directions=["en-de", "en-fr"], disjoint_sources=True, **shared), tmp_path

@@ -25,6 +25,7 @@ PARAMS = {
     "three_pair_directions": ["en-de", "en-fr", "en-zh"],
     "three_pair_weights": [[0.5, 0.25, 0.25]],
     "three_pair_sizes": [[16, 2]],
+    "single_direction_share": False,
     "tokenizer_directions": ["en-de", "en-fr", "en-zh"],
     "vocab_size": 500,
     "character_coverage": 0.98,
@@ -69,6 +70,22 @@ def test_plan_trains_single_directions_alone_and_shares_them_between_cohorts():
     three = [r for r in plan if len(r.cohort_directions) == 3]
     assert [r.cohort for r in three] == ["en-{de,fr,zh}"] and three[0].weights == (0.5, 0.25, 0.25)
     assert len({config_hash(r.config) for r in plan}) == len(plan) - 2  # En->De alone at both sizes shared
+
+
+def test_single_direction_models_on_their_share_are_runs_of_their_cohort():
+    plan = multilingual.chapter_plan({**PARAMS, "single_direction_share": True})
+    by_key = {(r.cohort, r.p, r.size): r for r in plan}
+    beside_zh, beside_fr = by_key[("en-{de,zh}", 1.0, "d8-1L")], by_key[("en-{de,fr}", 1.0, "d8-1L")]
+    assert beside_zh.config.data.disjoint_with == ["en-zh"] and beside_fr.config.data.disjoint_with == [
+        "en-fr"
+    ]
+    assert by_key[("en-{de,zh}", 0.0, "d8-1L")].config.data.disjoint_with == ["en-de"]
+    assert config_hash(beside_zh.config) != config_hash(beside_fr.config)  # no longer shared
+    mixtures = [r for r in plan if len(r.directions) > 1]
+    assert all(r.config.data.disjoint_with is None for r in mixtures)
+    unshared = {(r.cohort, r.p, r.size): config_hash(r.config) for r in multilingual.chapter_plan(PARAMS)}
+    assert all(config_hash(r.config) == unshared[(r.cohort, r.p, r.size)] for r in mixtures)
+    assert len({config_hash(r.config) for r in plan}) == len(plan)
 
 
 def test_weights_must_be_shares():

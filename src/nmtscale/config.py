@@ -47,6 +47,10 @@ class DataConfig:
     train_files: dict[str, str | list[str]] | None = None
     test_files: dict[str, dict[str, str | list[str]]] | None = None
     disjoint_sources: bool = False
+    # Directions the run does not train on but splits the English sentences with, as `disjoint_sources` would
+    # if it trained them too: a single-direction model on exactly the sentences its direction gets in a
+    # mixture with these, so that the two have seen the same text.
+    disjoint_with: list[str] | None = None
     tokenizer_directions: list[str] | None = None
     max_test_pairs: int | None = None
     byte_fallback: bool = False
@@ -61,7 +65,7 @@ class DataConfig:
         """Directions like 'en-de', none twice, evaluation only into languages the run learns to produce."""
         if not self.directions:
             raise ConfigurationError(f"{source}: data.directions is empty; give at least one, e.g. ['en-de']")
-        for key in ("directions", "eval_directions", "tokenizer_directions"):
+        for key in ("directions", "eval_directions", "tokenizer_directions", "disjoint_with"):
             for direction in getattr(self, key) or []:
                 parts = direction.split("-")
                 if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
@@ -120,13 +124,27 @@ class DataConfig:
         """User training, tokenizer and test files agree with the directions and the corpus test sets;
         disjoint sources need an English side in every direction."""
         all_directions = self.directions + self.eval_directions
-        if self.train_files is not None and sorted(self.train_files) != sorted(self.directions):
+        read = self.directions + (self.disjoint_with or [])
+        if self.train_files is not None and sorted(self.train_files) != sorted(read):
             raise ConfigurationError(
                 f"{source}: data.train_files has directions {sorted(self.train_files)} but data.directions "
-                f"is {self.directions}; user training files need one entry per direction"
+                f"and data.disjoint_with are {read}; user training files need one entry per direction"
+            )
+        if self.disjoint_with is not None and not self.disjoint_sources:
+            raise ConfigurationError(
+                f"{source}: data.disjoint_with names directions to split the English sentences with, which "
+                "only data.disjoint_sources: true does"
+            )
+        shared = sorted(set(self.disjoint_with or []) & set(self.directions))
+        if shared:
+            raise ConfigurationError(
+                f"{source}: data.disjoint_with: {shared} are trained directions (data.directions); name only "
+                "the directions the run does not train"
             )
         if self.disjoint_sources:
-            without_english = [d for d in self.directions if "en" not in d.split("-")]
+            without_english = [
+                d for d in self.directions + (self.disjoint_with or []) if "en" not in d.split("-")
+            ]
             if without_english:
                 raise ConfigurationError(
                     f"{source}: data.disjoint_sources splits the English sentences between the directions; "
@@ -353,6 +371,7 @@ LEGACY_NUMERICS: dict[str, str] = {
 KEYS_ADDED_LATER: dict[str, Any] = {
     "train.schedule": "inverse_sqrt",
     "data.max_train_tokens": None,
+    "data.disjoint_with": None,
     "train.cooldown_fraction": 0.2,
     **{key: value for key, value in LEGACY_NUMERICS.items() if key != "model.dropout_mask"},
 }

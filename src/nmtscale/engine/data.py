@@ -72,7 +72,12 @@ def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     evaluated = cfg.directions + cfg.eval_directions
     train_pairs = [_training_pairs(cfg, direction) for direction in cfg.directions]
     if cfg.disjoint_sources:
-        train_pairs = disjoint_sources(train_pairs, cfg.directions)
+        partners = cfg.disjoint_with or []
+        split = disjoint_sources(
+            train_pairs + [_training_pairs(cfg, direction) for direction in partners],
+            cfg.directions + partners,
+        )
+        train_pairs = split[: len(cfg.directions)]
     raw_test_sets = _test_pairs(cfg)
     if cfg.tokenizer_directions is None:
         vocabulary_pairs = train_pairs

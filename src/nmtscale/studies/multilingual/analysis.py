@@ -29,6 +29,7 @@ F_HAT_FORMS = ("eq12", "linear")
 PARAMETER_NAMES = (
     "seed",
     "cohorts",
+    "single_direction_share",
     "sizes",
     "head_dim",
     "ff_ratio",

@@ -17,8 +17,9 @@ class CohortRun:
     """One model of a cohort: the directions it trains and their sampling weights, its size and full config.
 
     `p` is the weight of the cohort's first direction. At p = 0 and p = 1 the model trains one direction
-    alone (the single-direction model that f_i(p) is measured against), so cohorts that share a direction
-    share that run.
+    alone (the single-direction model that f_i(p) is measured against): on all of that direction's pairs,
+    a run that cohorts sharing the direction share, or on the share of them its direction gets in the
+    cohort's mixtures (the chapter's `single_direction_share`), a run of its cohort.
     """
 
     cohort: str
@@ -111,10 +112,15 @@ def mixture_runs(
     sizes: Sequence[Sequence[int]],
     head_dim: int,
     ff_ratio: int,
+    single_direction_share: bool = False,
 ) -> list[CohortRun]:
     """One run per weight vector (one weight per direction, summing to 1) and size (d_model, layers).
 
-    Directions of weight 0 are left out of the run; a run with one direction left trains it alone.
+    Directions of weight 0 are left out of the run; a run with one direction left trains it alone, on all
+    of its pairs, or with `single_direction_share` on the English sentences its direction gets in a mixture
+    of `directions` (`data.disjoint_with` the others): a mixture's direction sees only its share of a
+    multi-way corpus, and a single-direction model that saw all of it would differ in data as well as in
+    the weight.
     """
     runs = []
     for weights in weight_vectors:
@@ -127,6 +133,8 @@ def mixture_runs(
             "data.directions": [d for d, _ in trained],
             "data.weights": [w for _, w in trained] if len(trained) > 1 else None,
         }
+        if single_direction_share and len(trained) == 1:
+            changes["data.disjoint_with"] = [d for d in directions if d != trained[0][0]]
         for d_model, layers in sizes:
             runs.append(
                 CohortRun(
@@ -154,10 +162,16 @@ def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     models of App. H."""
     base = base_config(params)
     shape = {"head_dim": params["head_dim"], "ff_ratio": params["ff_ratio"]}
+    share = params["single_direction_share"]
     plan = []
     for cohort in params["cohorts"]:
         plan += mixture_runs(
-            base, cohort["directions"], cohort_weights(cohort["weights"]), params["sizes"], **shape
+            base,
+            cohort["directions"],
+            cohort_weights(cohort["weights"]),
+            params["sizes"],
+            **shape,
+            single_direction_share=share,
         )
     if params["three_pair_weights"]:
         plan += mixture_runs(
@@ -203,7 +217,13 @@ def _cohort_subset_runs(
         run
         for cohort in params["cohorts"]
         for run in mixture_runs(
-            base, cohort["directions"], weights, spec["sizes"], params["head_dim"], params["ff_ratio"]
+            base,
+            cohort["directions"],
+            weights,
+            spec["sizes"],
+            params["head_dim"],
+            params["ff_ratio"],
+            params["single_direction_share"],
         )
     ]
 

@@ -60,6 +60,20 @@ def executed(tmp_path, name: str, shown: list[claims.Claim]):
     return path
 
 
+def test_gate_ranges_give_each_kind_of_gates_smallest_and_largest_measurement():
+    gates = [
+        claims.Gate("size effect, en-de alone (seed std, smallest over test sets)", 24.0, ">= 10", True),
+        claims.Gate("size effect, en-zh 0.9 beside en-de (seed std, ...)", 6.9, ">= 10", False),
+        claims.Gate("N span, en-de families (max / min, narrowest family)", 10.4, ">= 8", True),
+        claims.Gate("largest rise of a run's held-out loss above its minimum (seed std)", 0.1, "", None),
+    ]
+    ranges = claims.gate_ranges(gates)
+    assert (ranges["size_effect_min"], ranges["size_effect_max"]) == (6.9, 24.0)
+    assert ranges["n_span_min"] == ranges["n_span_max"] == 10.4
+    assert math.isnan(ranges["budget_change_min"]) and math.isnan(ranges["family_sizes_max"]), "not gated"
+    assert set(ranges) == {f"{kind}_{end}" for kind in claims.GATE_KINDS for end in ("min", "max")}
+
+
 def test_the_scorecard_reads_back_what_the_chapters_showed(tmp_path):
     first = [claim(claims.REPRODUCED, name="a"), claim(claims.NOT_TESTABLE, "small", name="b")]
     second = [claim(claims.PARTLY, name="c")]

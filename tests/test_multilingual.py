@@ -12,6 +12,7 @@ from nmtscale import book, laws, record
 from nmtscale.errors import ConfigurationError
 from nmtscale.runs import config_hash
 from nmtscale.studies import multilingual
+from nmtscale.studies.claims import Gate
 
 PARAMS = {
     "seed": 0,
@@ -510,7 +511,7 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
     changed = table.assign(
         corrected=table["weight"] <= 0.1, loss_corrected=table["loss"] - 0.02 * (table["weight"] <= 0.1)
     )
-    numbers = multilingual.headline_numbers(
+    tables = (
         table,
         multilingual.flatness(coefficients),
         multilingual.joint_vs_per_weight(joints, n0=N0),
@@ -525,6 +526,7 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
             N0,
         ),
     )
+    numbers = multilingual.headline_numbers(*tables)
     assert numbers["runs"] == table["run_id"].nunique() and (numbers["n_min"], numbers["n_max"]) == (
         2_000,
         60_000,
@@ -536,6 +538,9 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
     assert numbers["chrf_r_max"] == pytest.approx(-1.0), "chrF is linear in the loss here"
     assert np.isnan(numbers["three_rel_max"]) and numbers["correction_max"] == pytest.approx(0.02)
     assert numbers["correction_f_max"] > 0
+    assert np.isnan(numbers["size_effect_min"]), "no gates given"
+    gates = [Gate("size effect, en-de alone (seed std, smallest over test sets)", 24.0, ">= 10", True)]
+    assert multilingual.headline_numbers(*tables, gates)["size_effect_max"] == 24.0
 
 
 def test_the_cpu_plan_names_the_runs_the_results_store_records():

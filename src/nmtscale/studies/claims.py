@@ -125,6 +125,27 @@ def _gate_value(value: float) -> str:
     return "unbounded" if math.isinf(value) else f"{value:.3g}"
 
 
+# The kinds of `scale_gates` gate an opening summary quotes, by the prefix of the gate's name.
+GATE_KINDS = {
+    "size_effect": "size effect",
+    "budget_change": "budget stability",
+    "n_span": "N span",
+    "family_sizes": "sizes per family",
+}
+
+
+def gate_ranges(gates: Sequence[Gate]) -> dict[str, float]:
+    """The smallest and largest measured value of each kind of gate in `GATE_KINDS`: `<kind>_min` and
+    `<kind>_max` (the families' size effects in seed std, the budget check's relative changes, the narrowest
+    N span, the fewest sizes per family); NaN for a kind no gate measures (no budget check, say)."""
+    ranges = {}
+    for name, prefix in GATE_KINDS.items():
+        values = [gate.measured for gate in gates if gate.gate.startswith(prefix)]
+        ranges[f"{name}_min"] = min(values, default=math.nan)
+        ranges[f"{name}_max"] = max(values, default=math.nan)
+    return ranges
+
+
 def show_gates(gates: Sequence[Gate]):
     """The gates table styled for the book: failed gates in red."""
     frame = gates_table(gates)

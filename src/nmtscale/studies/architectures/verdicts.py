@@ -30,6 +30,7 @@ from nmtscale.studies.claims import (
     Gate,
     by_count,
     by_differences,
+    gate_ranges,
     graded,
     untestable,
 )
@@ -211,15 +212,7 @@ def headline_numbers(
         numbers[f"gap_min_{glue_name(variant)}"] = float(rows["gap"].min())
         numbers[f"gap_max_{glue_name(variant)}"] = float(rows["gap"].max())
     numbers |= gap_ends(table)
-    for name, prefix in (
-        ("size_effect", "size effect"),
-        ("budget_change", "budget stability"),
-        ("n_span", "N span"),
-        ("family_sizes", "sizes per family"),
-    ):
-        values = [g.measured for g in gates if g.gate.startswith(prefix)]
-        numbers[f"{name}_min"] = min(values, default=math.nan)
-        numbers[f"{name}_max"] = max(values, default=math.nan)
+    numbers |= gate_ranges(gates)
     encdec_speed = compute[compute["variant"] == ENCDEC].set_index("size")["tokens_per_s"]
     lms = compute[compute["variant"] != ENCDEC]
     ratios = lms["tokens_per_s"].to_numpy() / encdec_speed.reindex(lms["size"]).to_numpy()

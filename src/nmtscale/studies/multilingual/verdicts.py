@@ -9,7 +9,16 @@ import pandas as pd
 
 from nmtscale import laws
 from nmtscale.laws import uncertainty
-from nmtscale.studies.claims import PARTLY, REPRODUCED, Claim, ScaleStatement, by_count, graded
+from nmtscale.studies.claims import (
+    PARTLY,
+    REPRODUCED,
+    Claim,
+    Gate,
+    ScaleStatement,
+    by_count,
+    gate_ranges,
+    graded,
+)
 from nmtscale.studies.multilingual.analysis import (
     GROUP,
     INTO_ENGLISH,
@@ -460,14 +469,16 @@ def headline_numbers(
     three_pairs: pd.DataFrame,
     corrections: pd.DataFrame,
     correction_effect: pd.DataFrame,
+    gates: Sequence[Gate] = (),
 ) -> dict[str, float]:
     """The numbers the chapter's opening summary quotes, by name (the chapter glues each), from its tables:
     the runs (`table`: count, N and final-loss range, best chrF), how far alpha and L_inf of the per-weight
     fits move in the first cohort (`flat`, combined std) and Eq. 7's and Eq. 6's R^2 there (`comparison`),
     f at weight 0.5 out of and into English and of En->De beside Zh and beside Fr on l10n (`fractions`),
     Eq. 11's worst held-out errors, chrF's correlation with the loss, the three-direction errors, and App.
-    G's largest change of a loss (`corrections`) and of f (`correction_effect`). A quantity the tables lack
-    is NaN."""
+    G's largest change of a loss (`corrections`) and of f (`correction_effect`), and the ranges of the scale
+    gates' measurements (`claims.gate_ranges`: size effects in seed std, budget changes). A quantity the
+    tables lack is NaN."""
 
     def span(values: pd.Series, name: str) -> dict[str, float]:
         values = values.dropna()
@@ -506,6 +517,7 @@ def headline_numbers(
         **span(three_pairs["rel_error"] if len(three_pairs) else pd.Series(dtype=float), "three_rel"),
         "correction_max": float(corrections["change"].abs().max()) if len(corrections) else 0.0,
         "correction_f_max": float(correction_effect["change"].abs().max()) if len(correction_effect) else 0.0,
+        **gate_ranges(gates),
     }
 
 

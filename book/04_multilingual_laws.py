@@ -63,12 +63,13 @@
 # sources carry a target-language tag. At $p = 0$ and $p = 1$ the model trains one direction alone, on the
 # sentences its direction gets in the cohort's mixtures (`single_direction_share`), so that $f_i(p)$ compares
 # models that saw the same text (on all of the direction's pairs it would see more sentences than any mixture
-# gives it). All runs share one SentencePiece vocabulary trained on all four languages, so losses in nats per
-# token compare across cohorts, and a three-direction model (App. H) is measured in the same units as the
-# two-direction fits that predict it. Model sizes grow in width alone, one encoder and one decoder layer at
-# each width: the paper's App. A grows width and depth together, but at these sizes a depth step moved the
-# loss far less than a width step, and a ladder that mixed the two bent the law it was meant to test (the
-# calibration in `params/04_multilingual_laws/cpu.yaml`).
+# gives it; the table after the run summary measures what the share costs). All runs share one SentencePiece
+# vocabulary trained on all four languages, so losses in nats per token compare across cohorts, and a
+# three-direction model (App. H) is measured in the same units as the two-direction fits that predict it.
+# Model sizes grow in width alone, one encoder and one decoder layer at each width: the paper's App. A grows
+# width and depth together, but at these sizes a depth step moved the loss far less than a width step, and a
+# ladder that mixed the two bent the law it was meant to test (the calibration in
+# `params/04_multilingual_laws/cpu.yaml`).
 
 # %% tags=["parameters"]
 # Filled from params/04_multilingual_laws/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
@@ -84,6 +85,9 @@ cohorts = [{"directions": ["en-de", "en-zh"], "weights": [0, 0.1, 0.5, 0.9, 1]}]
 # Single-direction models on their direction's share of the cohort's English sentences (data.disjoint_with),
 # as a mixture's direction trains, or on all of the direction's pairs.
 single_direction_share = True
+# Directions whose single-direction models also train on all of their pairs, at every size, so that the
+# chapter measures what the share costs them ([]: none; needs single_direction_share).
+all_pairs_singles = []
 fit_weights = [0.1, 0.9, 1]  # own weights the f_hat laws (Eq. 11-13) are fitted on; the others are held out
 sizes = [[64, 1], [96, 1], [144, 1], [208, 1]]  # [d_model, layers]: encoder = decoder layers
 head_dim = 16  # width of an attention head; d_model / head_dim heads
@@ -174,6 +178,26 @@ print(
     f"{len(trained_runs)} runs, N = {trained_runs['N'].min():,}-{trained_runs['N'].max():,} non-embedding "
     f"parameters, {trained_runs['wall_time_s'].sum() / 60:.1f} worker-minutes of training"
 )
+
+# %% [markdown]
+# ### What the share costs a single-direction model
+#
+# A mixture's direction trains on its share of the corpus's English sentences, and so, with
+# `single_direction_share`, does the single-direction model it is measured against. `all_pairs_plan` trains
+# the single-direction models of `all_pairs_singles` again on all of their direction's pairs, and
+# `share_costs` sets the two side by side: the target tokens each saw (about the same: both take the same
+# updates, and on the share the same sentences come round more often), its final loss, and the `cost`, the
+# loss on the share minus the loss on all pairs. Measured against the models of all pairs, $f_i(p)$ would
+# charge the mixture for sentences it was never given.
+
+# %%
+all_pairs_runs = multilingual.all_pairs_plan(params)
+all_pairs_summaries = runs.sweep([p.config for p in all_pairs_runs], workers, threads_per_run, engine=engine)
+share_costs = multilingual.share_costs(table, multilingual.run_table(all_pairs_runs, all_pairs_summaries))
+if len(share_costs):
+    display(share_costs.round(3))
+else:
+    print("all_pairs_singles is empty: no single-direction model is trained on all of its pairs")
 
 # %% [markdown]
 # ### Is this a scale where size trends show? The gates

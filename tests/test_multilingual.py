@@ -89,6 +89,41 @@ def test_single_direction_models_on_their_share_are_runs_of_their_cohort():
     assert len({config_hash(r.config) for r in plan}) == len(plan)
 
 
+def test_all_pairs_plan_trains_the_named_single_direction_models_again_on_all_their_pairs():
+    params = {**PARAMS, "single_direction_share": True, "all_pairs_singles": ["en-zh", "en-de"]}
+    plan = multilingual.all_pairs_plan(params)
+    # En->Zh beside En->De, En->De in both cohorts: one model per cohort and size, none on a share
+    assert [(r.cohort, r.directions, r.size) for r in plan] == [
+        (cohort, direction, size)
+        for cohort, direction in (
+            ("en-{de,zh}", ("en-de",)),
+            ("en-{de,zh}", ("en-zh",)),
+            ("en-{de,fr}", ("en-de",)),
+        )
+        for size in ("d8-1L", "d16-2L")
+    ]
+    assert all(r.config.data.disjoint_with is None for r in plan)
+    shared = {(r.cohort, r.p, r.size): config_hash(r.config) for r in multilingual.chapter_plan(PARAMS)}
+    assert all(config_hash(r.config) == shared[(r.cohort, r.p, r.size)] for r in plan), "the unshared runs"
+    assert multilingual.all_pairs_plan({**params, "all_pairs_singles": []}) == []
+    with pytest.raises(ConfigurationError, match=r"all_pairs_singles: \['de-en'\] are not single-direction"):
+        multilingual.all_pairs_plan({**params, "all_pairs_singles": ["de-en"]})
+    with pytest.raises(ConfigurationError, match="single_direction_share is false"):
+        multilingual.all_pairs_plan({**params, "single_direction_share": False})
+
+
+def test_share_costs_compare_each_single_direction_model_with_its_all_pairs_twin():
+    table = synthetic_table(lambda p: p)
+    singles = table[table["weight"] == 1.0]
+    all_pairs = singles.assign(loss=singles["loss"] - 0.1, tokens=2 * singles["tokens"])
+    costs = multilingual.share_costs(table, all_pairs)
+    assert len(costs) == len(singles) and costs["cost"].to_numpy() == pytest.approx(0.1)
+    assert (costs["tokens_all_pairs"] == 2 * costs["tokens_share"]).all()
+    assert costs.groupby("direction")["N"].apply(lambda n: n.is_monotonic_increasing).all()
+    empty = multilingual.share_costs(table, pd.DataFrame())
+    assert empty.empty and {"cost", "loss_share", "loss_all_pairs"} <= set(empty.columns)
+
+
 def test_weights_must_be_shares():
     base = multilingual.base_config(PARAMS)
     with pytest.raises(ValueError, match="summing to 1"):

@@ -1,15 +1,16 @@
 """Chapter 4's study: multilingual scaling laws (Fernandes et al. 2023).
 
 `chapter_plan` lays out the runs: for every cohort of two translation directions, every sampling weight p of
-the first direction (the second gets 1 - p) and every model size (width and depth scaled together), plus a
-few three-direction models (App. H); `seed_repeat_plan` the models trained again with other seeds, whose
-spread is the noise the gates (`scale_gates`) judge size effects against, and `budget_check_plan` some of
-them at a longer budget, for the gates' budget stability. `run_table` turns their summaries
-into one row per run, trained direction and test set, with the direction's own weight, its final loss, its
-chrF and the loss after the convergence correction of App. G. The other functions fit the paper's laws to
-that table with `nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with
-perturbation errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws
-(Eq. 11-13) with predictions of held-out weights and of the trade-off frontier, and the claims table.
+the first direction (the second gets 1 - p) and every model size (width and depth scaled together), plus a few
+three-direction models (App. H); `seed_repeat_plan` the models trained again with other seeds, whose spread is
+the noise the gates (`scale_gates`) judge size effects against, and `budget_check_plan` some of them at a
+longer budget, for the gates' budget stability; `all_pairs_plan` single-direction models again on all of their
+direction's pairs, for what the share they train on costs them (`share_costs`). `run_table` turns their
+summaries into one row per run, trained direction and test set, with the direction's own weight, its final
+loss, its chrF and the loss after the convergence correction of App. G. The other functions fit the paper's
+laws to that table with `nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with
+perturbation errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws (Eq.
+11-13) with predictions of held-out weights and of the trade-off frontier, and the claims table.
 
 The study is a package whose layers import only from the ones before them: `plan` (the cohorts),
 `analysis` (the laws and tables), `gates` (whether size trends can show at the chapter's scale), `charts`,
@@ -51,6 +52,7 @@ from nmtscale.studies.multilingual.analysis import (
     rows_where,
     run_summary,
     run_table,
+    share_costs,
     size_fractions,
     size_grid,
     three_pair_predictions,
@@ -73,6 +75,7 @@ from nmtscale.studies.multilingual.charts import (
 from nmtscale.studies.multilingual.gates import family_table, scale_gates
 from nmtscale.studies.multilingual.plan import (
     CohortRun,
+    all_pairs_plan,
     base_config,
     budget_check_plan,
     chapter_plan,
@@ -109,6 +112,7 @@ __all__ = [
     "SMALL_WEIGHT",
     "SMALL_WEIGHT_GAIN",
     "WeightedFit",
+    "all_pairs_plan",
     "base_config",
     "budget_check_plan",
     "chapter_plan",
@@ -150,6 +154,7 @@ __all__ = [
     "rows_where",
     "run_summary",
     "run_table",
+    "share_costs",
     "scale",
     "scale_gates",
     "seed_repeat_plan",

@@ -30,6 +30,7 @@ PARAMETER_NAMES = (
     "seed",
     "cohorts",
     "single_direction_share",
+    "all_pairs_singles",
     "sizes",
     "head_dim",
     "ff_ratio",
@@ -127,6 +128,23 @@ def run_table(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def share_costs(table: pd.DataFrame, all_pairs: pd.DataFrame) -> pd.DataFrame:
+    """What training on its share of the cohort's English sentences costs a single-direction model: one row
+    per cohort, direction, size and test set that both `table` (the chapter's `run_table`, its
+    single-direction rows) and `all_pairs` (the `run_table` of `all_pairs_plan`) have, with the target
+    tokens and final loss of each and `cost`, the loss on the share minus the loss on all pairs (> 0: the
+    share is worse)."""
+    keys = ["cohort", "direction", "size", "test_set"]
+    columns = [*keys, "N", "tokens", "loss"]
+    if not len(all_pairs):
+        measured = [f"{name}_{data}" for name in ("tokens", "loss") for data in ("share", "all_pairs")]
+        return pd.DataFrame(columns=[*keys, "N", *measured, "cost"])
+    share = table[table["weight"] == 1.0][columns]
+    merged = share.merge(all_pairs[columns].drop(columns="N"), on=keys, suffixes=("_share", "_all_pairs"))
+    merged["cost"] = merged["loss_share"] - merged["loss_all_pairs"]
+    return merged.sort_values(["cohort", "direction", "test_set", "N"]).reset_index(drop=True)
 
 
 def learning_curves(plan: Sequence[CohortRun], summaries: Sequence[RunSummary]) -> pd.DataFrame:

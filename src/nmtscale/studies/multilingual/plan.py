@@ -265,3 +265,44 @@ def budget_check_plan(params: Mapping[str, Any]) -> list[CohortRun]:
         )
     longer = at_steps(base_config(params), steps, params["chapter1"]["eval_points"])
     return _cohort_subset_runs(params, longer, check)
+
+
+def all_pairs_plan(params: Mapping[str, Any]) -> list[CohortRun]:
+    """The single-direction models of the directions in ``params["all_pairs_singles"]`` (empty or absent:
+    none) trained again on all of their direction's pairs, at every size, one per cohort whose
+    single-direction model they stand beside: what the share of `single_direction_share` costs a model is
+    the difference. A
+    direction that is no cohort's single-direction model, or a list without `single_direction_share`, is a
+    ConfigurationError naming the parameter."""
+    directions = list(params.get("all_pairs_singles") or [])
+    if not directions:
+        return []
+    if not params["single_direction_share"]:
+        raise ConfigurationError(
+            "params all_pairs_singles: the single-direction models already train on all of their pairs "
+            "(single_direction_share is false); set it to [] or single_direction_share to true"
+        )
+    base = base_config(params)
+    plan, singles = [], set()
+    for cohort in params["cohorts"]:
+        first, second = cohort["directions"]
+        for p, direction in ((1, first), (0, second)):
+            if p not in cohort["weights"]:
+                continue
+            singles.add(direction)
+            if direction in directions:
+                plan += mixture_runs(
+                    base,
+                    cohort["directions"],
+                    cohort_weights([p]),
+                    params["sizes"],
+                    params["head_dim"],
+                    params["ff_ratio"],
+                )
+    unknown = [d for d in directions if d not in singles]
+    if unknown:
+        raise ConfigurationError(
+            f"params all_pairs_singles: {unknown} are not single-direction models of any cohort "
+            f"(those are {sorted(singles)})"
+        )
+    return plan

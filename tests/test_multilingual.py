@@ -576,6 +576,10 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
     assert np.isnan(numbers["size_effect_min"]), "no gates given"
     gates = [Gate("size effect, en-de alone (seed std, smallest over test sets)", 24.0, ">= 10", True)]
     assert multilingual.headline_numbers(*tables, gates)["size_effect_max"] == 24.0
+    assert np.isnan(numbers["check_error_max"]), "no budget check"
+    checks = pd.DataFrame({"error": [-0.01, 0.2]})
+    with_checks = multilingual.headline_numbers(*tables, gates, checks)
+    assert (with_checks["check_error_min"], with_checks["check_error_max"]) == (-0.01, 0.2)
 
 
 def test_the_cpu_plan_names_the_runs_the_results_store_records():

@@ -271,9 +271,8 @@ def all_pairs_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     """The single-direction models of the directions in ``params["all_pairs_singles"]`` (empty or absent:
     none) trained again on all of their direction's pairs, at every size, one per cohort whose
     single-direction model they stand beside: what the share of `single_direction_share` costs a model is
-    the difference. A
-    direction that is no cohort's single-direction model, or a list without `single_direction_share`, is a
-    ConfigurationError naming the parameter."""
+    the difference. A direction that is no cohort's single-direction model, or a list without
+    `single_direction_share`, is a ConfigurationError naming the parameter."""
     directions = list(params.get("all_pairs_singles") or [])
     if not directions:
         return []

@@ -470,6 +470,7 @@ def headline_numbers(
     corrections: pd.DataFrame,
     correction_effect: pd.DataFrame,
     gates: Sequence[Gate] = (),
+    correction_checks: pd.DataFrame | None = None,
 ) -> dict[str, float]:
     """The numbers the chapter's opening summary quotes, by name (the chapter glues each), from its tables:
     the runs (`table`: count, N and final-loss range, best chrF), how far alpha and L_inf of the per-weight
@@ -477,8 +478,9 @@ def headline_numbers(
     f at weight 0.5 out of and into English and of En->De beside Zh and beside Fr on l10n (`fractions`),
     Eq. 11's worst held-out errors, chrF's correlation with the loss, the three-direction errors, and App.
     G's largest change of a loss (`corrections`) and of f (`correction_effect`), and the ranges of the scale
-    gates' measurements (`claims.gate_ranges`: size effects in seed std, budget changes). A quantity the
-    tables lack is NaN."""
+    gates' measurements (`claims.gate_ranges`: size effects in seed std, budget changes) and of App. G's
+    extrapolation errors against the budget check's longer runs (`correction_checks`, the `correction_check`
+    table). A quantity the tables lack is NaN."""
 
     def span(values: pd.Series, name: str) -> dict[str, float]:
         values = values.dropna()
@@ -518,6 +520,9 @@ def headline_numbers(
         "correction_max": float(corrections["change"].abs().max()) if len(corrections) else 0.0,
         "correction_f_max": float(correction_effect["change"].abs().max()) if len(correction_effect) else 0.0,
         **gate_ranges(gates),
+        **span(
+            pd.Series(dtype=float) if correction_checks is None else correction_checks["error"], "check_error"
+        ),
     }
 
 

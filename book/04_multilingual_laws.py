@@ -99,10 +99,11 @@ three_pair_directions = ["en-de", "en-fr", "en-zh"]
 three_pair_weights = []  # [] trains none
 three_pair_sizes = [[64, 1], [144, 1]]
 # Seed noise: {weights, sizes, seeds}: every cohort's models at these first-direction weights and sizes
-# trained again with these seeds; {} trains none, and the gates' seed noise is unknown.
+# trained again with these seeds (an optional `cohorts`, a list of cohorts' directions, limits it to those);
+# {} trains none, and the gates' seed noise is unknown.
 seed_repeats = {}
 # Budget check: {weights, sizes, steps}: every cohort's models at these first-direction weights and sizes
-# trained for `steps` updates; {} trains none, and budget stability is not measured.
+# trained for `steps` updates (`cohorts` as above); {} trains none, and budget stability is not measured.
 budget_check = {}
 # Data: one vocabulary over all four languages; training pairs capped per direction (None: all) before the
 # disjoint split.

@@ -682,11 +682,16 @@ def test_seed_repeats_train_each_cohorts_models_again_with_other_seeds():
     # En->De alone is both cohorts' p = 1: one run per seed
     assert len({config_hash(p.config) for p in plan if p.directions == ("en-de",)}) == 3
     assert multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": {}}) == []
+    # limited to the first cohort, whose weights alone are checked (0.1 is not the second cohort's)
+    first = {**repeats, "weights": [0.1], "cohorts": [["en-de", "en-zh"]]}
+    limited = multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": first})
+    assert len(limited) == 3 and {p.directions for p in limited} == {("en-de", "en-zh")}
     for bad, message in [
         ({**repeats, "seeds": [0, 1]}, r"seeds \[0, 1\] must differ from each other and from the chapter's"),
         ({**repeats, "sizes": [[24, 1]]}, r"sizes \[\[24, 1\]\] are not among the chapter's sizes"),
         ({**repeats, "weights": [0.1]}, r"weights \[0.1\] are not among cohort \['en-de', 'en-fr'\]'s"),
-        ({"weights": [0.5], "sizes": [[16, 2]]}, "expected {weights, sizes, seeds}, got"),
+        ({"weights": [0.5], "sizes": [[16, 2]]}, r"expected {weights, sizes, seeds\[, cohorts\]}, got"),
+        ({**repeats, "cohorts": [["en-fr", "en-de"]]}, r"cohorts \[\['en-fr', 'en-de'\]\] are not among the"),
     ]:
         with pytest.raises(ConfigurationError, match=f"params seed_repeats: {message}"):
             multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": bad})
@@ -698,6 +703,10 @@ def test_the_budget_check_trains_each_cohorts_models_at_a_longer_budget():
     assert len(plan) == 2 * 2 and {p.config.train.steps for p in plan} == {80}
     assert {p.config.eval.interval for p in plan} == {80 // PARAMS["chapter1"]["eval_points"]}
     assert multilingual.budget_check_plan(PARAMS) == []
+    second = multilingual.budget_check_plan(
+        {**PARAMS, "budget_check": {**check, "cohorts": [["en-de", "en-fr"]]}}
+    )
+    assert [p.directions for p in second] == [("en-de", "en-fr")] * 2
     for steps in (40, 20, "long"):
         with pytest.raises(ConfigurationError, match="params budget_check: steps must be an integer above"):
             multilingual.budget_check_plan({**PARAMS, "budget_check": {**check, "steps": steps}})

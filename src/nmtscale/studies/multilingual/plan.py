@@ -185,37 +185,48 @@ def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
 
 
 def _cohort_subset(params: Mapping[str, Any], name: str, keys: Sequence[str]) -> dict:
-    """``params[name]``, a choice of first-direction weights and sizes with further `keys`, checked: {} when
-    empty or absent; the error names the key, and any weight or size the chapter does not train."""
+    """``params[name]``, a choice of first-direction weights and sizes with further `keys` and, optionally,
+    `cohorts` (the directions of the cohorts it covers; absent, every cohort: a cohort lands before its
+    checks have trained), checked: {} when empty or absent; the error names the key, and any cohort, weight
+    or size the chapter does not train. The result always holds `cohorts`, the covered cohorts' entries."""
     spec = params.get(name) or {}
     if not spec:
         return {}
     where = f"params {name}"
     expected = ["weights", "sizes", *keys]
-    if set(spec) != set(expected):
-        raise ConfigurationError(f"{where}: expected {{{', '.join(expected)}}}, got {spec!r}")
+    if not set(expected) <= set(spec) <= {*expected, "cohorts"}:
+        raise ConfigurationError(f"{where}: expected {{{', '.join(expected)}[, cohorts]}}, got {spec!r}")
     sizes = [list(size) for size in params["sizes"]]
     unknown_sizes = [size for size in spec["sizes"] if list(size) not in sizes]
     if unknown_sizes:
         raise ConfigurationError(f"{where}: sizes {unknown_sizes} are not among the chapter's sizes {sizes}")
-    for cohort in params["cohorts"]:
+    chosen = [list(directions) for directions in spec.get("cohorts", [])]
+    known = [list(cohort["directions"]) for cohort in params["cohorts"]]
+    unknown_cohorts = [directions for directions in chosen if directions not in known]
+    if unknown_cohorts:
+        raise ConfigurationError(
+            f"{where}: cohorts {unknown_cohorts} are not among the chapter's cohorts {known}"
+        )
+    cohorts = [c for c in params["cohorts"] if "cohorts" not in spec or list(c["directions"]) in chosen]
+    for cohort in cohorts:
         unknown_weights = [p for p in spec["weights"] if p not in cohort["weights"]]
         if unknown_weights:
             raise ConfigurationError(
                 f"{where}: weights {unknown_weights} are not among cohort {cohort['directions']}'s weights "
                 f"{list(cohort['weights'])}"
             )
-    return dict(spec)
+    return {**spec, "cohorts": cohorts}
 
 
 def _cohort_subset_runs(
     params: Mapping[str, Any], base: RunConfig, spec: Mapping[str, Any]
 ) -> list[CohortRun]:
-    """Every two-direction cohort's models at `spec`'s first-direction weights and sizes, from `base`."""
+    """The models of `spec`'s cohorts (a checked `_cohort_subset`) at its first-direction weights and sizes,
+    from `base`."""
     weights = cohort_weights(spec["weights"])
     return [
         run
-        for cohort in params["cohorts"]
+        for cohort in spec["cohorts"]
         for run in mixture_runs(
             base,
             cohort["directions"],
@@ -230,9 +241,10 @@ def _cohort_subset_runs(
 
 def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     """The runs whose spread is the chapter's seed noise (``params["seed_repeats"]``: {weights, sizes,
-    seeds}; empty or absent, none): every two-direction cohort's models at those first-direction weights and
-    sizes with the chapter's own seed (the runs of `chapter_plan`) and again with each of those seeds.
-    Weights and sizes must be the chapter's, seeds other than its own, or the error names the entry."""
+    seeds[, cohorts]}; empty or absent, none): every (or each listed) two-direction cohort's models at those
+    first-direction weights and sizes with the chapter's own seed (the runs of `chapter_plan`) and again with
+    each of those seeds. Cohorts, weights and sizes must be the chapter's, seeds other than its own, or the
+    error names the entry."""
     repeats = _cohort_subset(params, "seed_repeats", ["seeds"])
     if not repeats:
         return []
@@ -250,10 +262,11 @@ def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
 
 
 def budget_check_plan(params: Mapping[str, Any]) -> list[CohortRun]:
-    """The budget check (``params["budget_check"]``: {weights, sizes, steps}; empty or absent, none): every
-    two-direction cohort's models at those first-direction weights and sizes trained for `steps` updates,
-    more than the chapter's, evaluated as often, each decaying to zero at its own end; the gates' budget
-    stability compares their size effects with the chapter's. The error names a bad entry."""
+    """The budget check (``params["budget_check"]``: {weights, sizes, steps[, cohorts]}; empty or absent,
+    none): every (or each listed) two-direction cohort's models at those first-direction weights and sizes
+    trained for `steps` updates, more than the chapter's, evaluated as often, each decaying to zero at its own
+    end; the gates' budget stability compares their size effects with the chapter's. The error names a bad
+    entry."""
     check = _cohort_subset(params, "budget_check", ["steps"])
     if not check:
         return []

@@ -200,14 +200,14 @@ def _cohort_subset(params: Mapping[str, Any], name: str, keys: Sequence[str]) ->
     unknown_sizes = [size for size in spec["sizes"] if list(size) not in sizes]
     if unknown_sizes:
         raise ConfigurationError(f"{where}: sizes {unknown_sizes} are not among the chapter's sizes {sizes}")
-    chosen = [list(directions) for directions in spec.get("cohorts", [])]
     known = [list(cohort["directions"]) for cohort in params["cohorts"]]
+    chosen = [list(directions) for directions in spec["cohorts"]] if "cohorts" in spec else known
     unknown_cohorts = [directions for directions in chosen if directions not in known]
     if unknown_cohorts:
         raise ConfigurationError(
             f"{where}: cohorts {unknown_cohorts} are not among the chapter's cohorts {known}"
         )
-    cohorts = [c for c in params["cohorts"] if "cohorts" not in spec or list(c["directions"]) in chosen]
+    cohorts = [cohort for cohort in params["cohorts"] if list(cohort["directions"]) in chosen]
     for cohort in cohorts:
         unknown_weights = [p for p in spec["weights"] if p not in cohort["weights"]]
         if unknown_weights:

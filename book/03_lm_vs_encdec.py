@@ -137,6 +137,9 @@ variants = {
     "causallm_tgtonly+deep": [1, 2, 3],
     "causallm_tgtonly+wide": [1, 2, 3],
 }
+# Pair -> the variants trained on it, where not all of `variants` (a new pair's first slice: EncDec and the
+# language models it lands with); {}: every variant on every pair.
+pair_variants = {}
 noise_sizes = [2, 3]  # EncDec sizes trained with every seed of noise_seeds, on each pair: the seed noise
 noise_seeds = [0, 1, 2]
 # The budget check: {steps, pairs, variants: {variant: sizes}}, those models trained again for `steps`

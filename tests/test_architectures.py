@@ -93,6 +93,32 @@ def test_chapter_plans_build_every_run_from_the_chapter_parameters():
     assert transfer[0].config.data.weights == [share, 1 - share]
 
 
+def test_pair_variants_trains_a_pair_with_its_listed_variants_only():
+    params = _smoke_params(pair_variants={"en-fr": ["encdec"]})
+    plan, noise_plan = arch.bilingual_plans(params)
+    assert {p.variant for p in plan if p.group == "en-fr"} == {"encdec"}
+    assert {p.variant for p in plan if p.group == "en-de"} == set(params["variants"])
+    assert {p.group for p in noise_plan} == {"en-de", "en-fr"}
+    everywhere, _ = arch.bilingual_plans(_smoke_params(pair_variants={}))
+    assert [runs.config_hash(p.config) for p in plan if p.group == "en-de"] == [
+        runs.config_hash(p.config) for p in everywhere if p.group == "en-de"
+    ], "a listed pair leaves the other pairs' runs as they were"
+
+
+@pytest.mark.parametrize(
+    ("chosen", "message"),
+    [
+        ({"en-zh": ["encdec"]}, "pair 'en-zh' is not one of pairs"),
+        ({"en-fr": ["prefixlm+deep"]}, "with 'encdec'"),
+        ({"en-fr": ["encdec", "causallm+wide"]}, r"\['causallm\+wide'\] not in variants"),
+        (["en-fr"], "expected"),
+    ],
+)
+def test_bad_pair_variants_are_named(chosen, message):
+    with pytest.raises(ConfigurationError, match=f"pair_variants: .*{message}"):
+        arch.bilingual_plans(_smoke_params(pair_variants=chosen))
+
+
 def test_budget_check_trains_the_listed_models_again_for_longer():
     steps = 2 * _smoke_params()["chapter1"]["steps"]
     check = {"steps": steps, "pairs": ["en-de"], "variants": {"encdec": [1], "prefixlm+deep": [1]}}

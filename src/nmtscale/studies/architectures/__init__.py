@@ -84,6 +84,7 @@ from nmtscale.studies.architectures.plan import (
     pair_name,
     pair_test_sets,
     parse_variant,
+    variants_by_pair,
 )
 from nmtscale.studies.architectures.verdicts import (
     CAUSAL_DEEP,
@@ -178,6 +179,7 @@ __all__ = [
     "table3",
     "training_text",
     "translation_table",
+    "variants_by_pair",
     "verdict_numbers",
     "vocabulary_check",
     "wide_minus_deep",

@@ -123,6 +123,7 @@ PARAMETER_NAMES = (
     "chapter1",
     "eval_points",
     "variants",
+    "pair_variants",
     "budget_check",
     "ml_budget_check",
     "noise_sizes",
@@ -171,18 +172,45 @@ def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
     }
 
 
+def variants_by_pair(params: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The variants trained on each pair of ``params["pairs"]``: every variant of ``params["variants"]``, or,
+    on a pair that ``params["pair_variants"]`` names, the ones it lists, so that a new pair lands with its
+    first variants before the others have trained. EncDec must be among them: the pair's seed repeats and
+    every gap are EncDec's."""
+    where = "params/03_lm_vs_encdec: pair_variants"
+    chosen = params.get("pair_variants") or {}
+    if not isinstance(chosen, Mapping):
+        raise ConfigurationError(f"{where}: expected {{pair: [variant, ...]}}, got {chosen!r}")
+    for pair, listed in chosen.items():
+        if pair not in params["pairs"]:
+            raise ConfigurationError(f"{where}: pair {pair!r} is not one of pairs {list(params['pairs'])}")
+        if not isinstance(listed, list) or "encdec" not in listed:
+            raise ConfigurationError(
+                f"{where}: {pair}: expected a list of variants with 'encdec', got {listed!r}"
+            )
+        unknown = [v for v in listed if v not in params["variants"]]
+        if unknown:
+            raise ConfigurationError(f"{where}: {pair}: {unknown} not in variants {list(params['variants'])}")
+    return {
+        pair: [v for v in params["variants"] if v in chosen.get(pair, params["variants"])]
+        for pair in params["pairs"]
+    }
+
+
 def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:
-    """Chapter 3's bilingual runs: every variant of ``params["variants"]`` at its sizes on each pair (language
-    models evaluated ``eval_points`` times), and the EncDec sizes ``noise_sizes`` with every seed of
-    ``noise_seeds``, whose spread is the seed noise."""
+    """Chapter 3's bilingual runs: on each pair every variant of `variants_by_pair` at its sizes of
+    ``params["variants"]`` (language models evaluated ``eval_points`` times), and the EncDec sizes
+    ``noise_sizes`` with every seed of ``noise_seeds``, whose spread is the seed noise."""
     base = chapter_base(params)
     interval = params["chapter1"]["steps"] // params["eval_points"]
     lm_schedule = {"train.checkpoint_interval": interval, "eval.interval": interval}
     test_sets = pair_test_sets(params["pairs"])
+    trained = variants_by_pair(params)
     plan, noise_plan = [], []
     for pair in params["pairs"]:
         pair_base = override(base, {"data.directions": [pair], "data.test_sets": test_sets[pair]})
-        for variant, sizes in params["variants"].items():
+        for variant in trained[pair]:
+            sizes = params["variants"][variant]
             variant_base = pair_base if variant == "encdec" else override(pair_base, lm_schedule)
             plan += architecture_plan(variant_base, sizes, [variant], group=pair)
         noise_plan += [

@@ -94,12 +94,13 @@ def test_chapter_plans_build_every_run_from_the_chapter_parameters():
 
 
 def test_pair_variants_trains_a_pair_with_its_listed_variants_only():
-    params = _smoke_params(pair_variants={"en-fr": ["encdec"]})
+    variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
+    params = _smoke_params(variants=variants, pair_variants={"en-fr": ["encdec", "causallm+deep"]})
     plan, noise_plan = arch.bilingual_plans(params)
-    assert {p.variant for p in plan if p.group == "en-fr"} == {"encdec"}
+    assert {p.variant for p in plan if p.group == "en-fr"} == {"encdec", "causallm+deep"}
     assert {p.variant for p in plan if p.group == "en-de"} == set(params["variants"])
     assert {p.group for p in noise_plan} == {"en-de", "en-fr"}
-    everywhere, _ = arch.bilingual_plans(_smoke_params(pair_variants={}))
+    everywhere, _ = arch.bilingual_plans(_smoke_params(variants=variants, pair_variants={}))
     assert [runs.config_hash(p.config) for p in plan if p.group == "en-de"] == [
         runs.config_hash(p.config) for p in everywhere if p.group == "en-de"
     ], "a listed pair leaves the other pairs' runs as they were"
@@ -109,7 +110,8 @@ def test_pair_variants_trains_a_pair_with_its_listed_variants_only():
     ("chosen", "message"),
     [
         ({"en-zh": ["encdec"]}, "pair 'en-zh' is not one of pairs"),
-        ({"en-fr": ["prefixlm+deep"]}, "with 'encdec'"),
+        ({"en-fr": ["prefixlm+deep"]}, "with 'encdec' and a language model"),
+        ({"en-fr": ["encdec"]}, "with 'encdec' and a language model"),
         ({"en-fr": ["encdec", "causallm+wide"]}, r"\['causallm\+wide'\] not in variants"),
         (["en-fr"], "expected"),
     ],

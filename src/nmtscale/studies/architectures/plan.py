@@ -175,8 +175,8 @@ def pair_test_sets(pairs: Sequence[str]) -> dict[str, list[str]]:
 def variants_by_pair(params: Mapping[str, Any]) -> dict[str, list[str]]:
     """The variants trained on each pair of ``params["pairs"]``: every variant of ``params["variants"]``, or,
     on a pair that ``params["pair_variants"]`` names, the ones it lists, so that a new pair lands with its
-    first variants before the others have trained. EncDec must be among them: the pair's seed repeats and
-    every gap are EncDec's."""
+    first variants before the others have trained. They must hold EncDec (the pair's seed repeats and every
+    gap are EncDec's) and a language model to compare with it."""
     where = "params/03_lm_vs_encdec: pair_variants"
     chosen = params.get("pair_variants") or {}
     if not isinstance(chosen, Mapping):
@@ -184,9 +184,10 @@ def variants_by_pair(params: Mapping[str, Any]) -> dict[str, list[str]]:
     for pair, listed in chosen.items():
         if pair not in params["pairs"]:
             raise ConfigurationError(f"{where}: pair {pair!r} is not one of pairs {list(params['pairs'])}")
-        if not isinstance(listed, list) or "encdec" not in listed:
+        if not isinstance(listed, list) or "encdec" not in listed or len(set(listed)) < 2:
             raise ConfigurationError(
-                f"{where}: {pair}: expected a list of variants with 'encdec', got {listed!r}"
+                f"{where}: {pair}: expected a list of variants with 'encdec' and a language model, "
+                f"got {listed!r}"
             )
         unknown = [v for v in listed if v not in params["variants"]]
         if unknown:

@@ -194,6 +194,10 @@ def test_ints_are_accepted_where_numbers_are_expected():
         ({"data": {"eval_directions": ["en-de"]}}, r"list a direction twice"),
         ({"data": {"disjoint_with": ["en-fr"]}}, r"only data.disjoint_sources: true does"),
         (
+            {"data": {"directions": ["en-de", "en-fr"], "target_tags": False}},
+            r"data.target_tags is false, but the run translates into \['de', 'fr'\]",
+        ),
+        (
             {"data": {"directions": ["en-de"], "disjoint_sources": True, "disjoint_with": ["en-de"]}},
             r"data.disjoint_with: \['en-de'\] are trained directions",
         ),

@@ -63,6 +63,22 @@ def test_more_than_one_target_language_tags_every_source(tmp_path):
     assert data.encode_sources(prepared.tokenizer, ["the cat"], "en-de", True)[0][0] != fr_tag
 
 
+def test_target_tags_true_tags_a_single_direction_run(tmp_path):
+    pairs = toy_pairs(100, seed=1)
+    files = {"en-de": write_tsv(tmp_path / "de.tsv", pairs)}
+    tests = {"en-de": {"toy": write_tsv(tmp_path / "test.tsv", pairs[:5])}}
+    plain = data.prepare_data(
+        DataConfig(vocab_size=60, test_sets=[], train_files=files, test_files=tests), tmp_path
+    )
+    cfg = DataConfig(vocab_size=60, test_sets=[], train_files=files, test_files=tests, target_tags=True)
+    prepared = data.prepare_data(cfg, tmp_path / "tagged")
+    assert prepared.tagged and not plain.tagged
+    de_tag = prepared.tokenizer.token_id("<2de>")
+    assert all(e.src[0] == de_tag for e in prepared.tasks[0] + prepared.test_sets[0].examples)
+    behind_tag = prepared.tokenizer.decode([e.src[1:] for e in prepared.test_sets[0].examples])
+    assert behind_tag == [src for src, _ in pairs[:5]]
+
+
 def test_capped_training_sets_are_nested_fixed_subsets(tmp_path):
     train_file = write_tsv(tmp_path / "train.tsv", toy_pairs(200, seed=1))
 

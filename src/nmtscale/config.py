@@ -54,6 +54,10 @@ class DataConfig:
     tokenizer_directions: list[str] | None = None
     max_test_pairs: int | None = None
     byte_fallback: bool = False
+    # Whether sources begin with the target-language tag (`<2zh>`): null, exactly when the run translates into
+    # more than one language; true, always, so that a single-direction model sees its sources as a mixture's
+    # direction does (the tag is then the only difference left between the two); false, never.
+    target_tags: bool | None = None
 
     def validate(self, source: str) -> None:
         self._validate_directions(source)
@@ -84,6 +88,11 @@ class DataConfig:
                     f"{source}: data.eval_directions: {direction!r} translates into a language the run never "
                     f"learns to produce (its targets: {sorted(targets)})"
                 )
+        if self.target_tags is False and len(targets) > 1:
+            raise ConfigurationError(
+                f"{source}: data.target_tags is false, but the run translates into {sorted(targets)}: "
+                "only the tag tells the model which language to produce"
+            )
 
     def _validate_sampling(self, source: str) -> None:
         """Task weights or a temperature, not both, each in range."""
@@ -372,6 +381,7 @@ KEYS_ADDED_LATER: dict[str, Any] = {
     "train.schedule": "inverse_sqrt",
     "data.max_train_tokens": None,
     "data.disjoint_with": None,
+    "data.target_tags": None,
     "train.cooldown_fraction": 0.2,
     **{key: value for key, value in LEGACY_NUMERICS.items() if key != "model.dropout_mask"},
 }

@@ -572,7 +572,8 @@ def translate_texts(
         )
     tokenizer = Tokenizer(directory / TOKENIZER)
     model = load_trained_model(directory)
-    sources = encode_sources(tokenizer, texts, direction, uses_target_tags(directions))
+    tagged = uses_target_tags(directions, summary.config["data"].get("target_tags"))
+    sources = encode_sources(tokenizer, texts, direction, tagged)
     method = "beam" if beam_size > 1 else "greedy"
     return tokenizer.decode(translate_ids(model, sources, method, beam_size, length_penalty))
 

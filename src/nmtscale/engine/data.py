@@ -61,14 +61,17 @@ def split_direction(direction: str) -> tuple[str, str]:
     return src_lang, tgt_lang
 
 
-def uses_target_tags(directions: Sequence[str]) -> bool:
-    """Sources carry a target-language tag exactly when the run translates into more than one language."""
+def uses_target_tags(directions: Sequence[str], target_tags: bool | None = None) -> bool:
+    """Whether sources carry a target-language tag: as `target_tags` says (`DataConfig.target_tags`), and when
+    it is None exactly when the run translates into more than one language."""
+    if target_tags is not None:
+        return target_tags
     return len({split_direction(d)[1] for d in directions}) > 1
 
 
 def prepare_data(cfg: DataConfig, cache_dir: Path) -> ExperimentData:
     """Load the training pairs and test sets of `cfg`, train (or reuse) the tokenizer, and encode them."""
-    tagged = uses_target_tags(cfg.directions)
+    tagged = uses_target_tags(cfg.directions, cfg.target_tags)
     evaluated = cfg.directions + cfg.eval_directions
     train_pairs = [_training_pairs(cfg, direction) for direction in cfg.directions]
     if cfg.disjoint_sources:

@@ -88,13 +88,14 @@ def evaluate_stored(summary: RunSummary, request: EvalRequest) -> dict[str, Any]
 
 def _evaluate_model(run_directory: Path, summary: RunSummary, request: EvalRequest) -> dict[str, Any]:
     directions = summary.config["data"]["directions"]
+    tagged = uses_target_tags(directions, summary.config["data"].get("target_tags"))
     tokenizer = runs.tokenizer(summary)
     model = load_trained_model(run_directory, torch.device("cpu"))
     logit_cap = summary.config["train"]["logit_cap"]
     result: dict[str, list] = {"buckets": [], "translation": []}
     for name, pairs in request.test_sets.items():
         direction = name.split("/")[0]
-        examples = encode_pairs(tokenizer, pairs, direction, uses_target_tags(directions))
+        examples = encode_pairs(tokenizer, pairs, direction, tagged)
         for bucket in LENGTH_BUCKETS:
             chosen = [
                 e

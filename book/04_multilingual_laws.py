@@ -96,6 +96,9 @@ single_direction_share = True
 # Directions whose single-direction models also train on all of their pairs, at every size, so that the
 # chapter measures what the share costs them ([]: none; needs single_direction_share).
 all_pairs_singles = []
+# Directions whose single-direction models also train with the target-language tag a mixture's directions
+# carry, at every size, so that the chapter measures what the tag costs them ([]: none).
+tagged_singles = []
 fit_weights = [0.1, 0.9, 1]  # own weights the f_hat laws (Eq. 11-13) are fitted on; the others are held out
 sizes = [[64, 1], [96, 1], [144, 1], [208, 1]]  # [d_model, layers]: encoder = decoder layers
 head_dim = 16  # width of an attention head; d_model / head_dim heads
@@ -207,6 +210,24 @@ if len(share_costs):
     display(share_costs.round(3))
 else:
     print("all_pairs_singles is empty: no single-direction model is trained on all of its pairs")
+
+# %% [markdown]
+# ### What the target-language tag costs a single-direction model
+#
+# A mixture's sources begin with a tag naming the language to produce (`<2zh>`); a single-direction model,
+# which has one language to produce, trains without it. `tagged_singles_plan` trains the single-direction
+# models of `tagged_singles` again with the tag (`data.target_tags`), on the same sentences, and `tag_costs`
+# sets the two side by side: the `cost` is the loss with the tag minus the loss without. Near zero, the tag
+# cannot be what sets a mixture's direction apart from its single-direction model.
+
+# %%
+tagged_runs = multilingual.tagged_singles_plan(params)
+tagged_summaries = runs.sweep([p.config for p in tagged_runs], workers, threads_per_run, engine=engine)
+tag_costs = multilingual.tag_costs(table, multilingual.run_table(tagged_runs, tagged_summaries))
+if len(tag_costs):
+    display(tag_costs.round(3))
+else:
+    print("tagged_singles is empty: no single-direction model is trained with the target-language tag")
 
 # %% [markdown]
 # ### Is this a scale where size trends show? The gates

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -110,6 +111,33 @@ def test_all_pairs_plan_trains_the_named_single_direction_models_again_on_all_th
         multilingual.all_pairs_plan({**params, "all_pairs_singles": ["de-en"]})
     with pytest.raises(ConfigurationError, match="single_direction_share is false"):
         multilingual.all_pairs_plan({**params, "single_direction_share": False})
+
+
+def test_tagged_singles_plan_trains_the_named_single_direction_models_again_with_the_tag():
+    params = {**PARAMS, "single_direction_share": True, "tagged_singles": ["en-zh"]}
+    plan = multilingual.tagged_singles_plan(params)
+    assert [(r.cohort, r.directions, r.size) for r in plan] == [
+        ("en-{de,zh}", ("en-zh",), size) for size in ("d8-1L", "d16-2L")
+    ]
+    untagged = {(r.cohort, r.p, r.size): r.config for r in multilingual.chapter_plan(params)}
+    for run in plan:
+        twin = untagged[(run.cohort, run.p, run.size)]
+        assert run.config.data.target_tags is True and twin.data.target_tags is None
+        assert dataclasses.replace(run.config.data, target_tags=None) == twin.data, "only the tag differs"
+        assert run.config.model == twin.model and run.config.train == twin.train
+    assert multilingual.tagged_singles_plan({**params, "tagged_singles": []}) == []
+    with pytest.raises(ConfigurationError, match=r"tagged_singles: \['de-en'\] are not single-direction"):
+        multilingual.tagged_singles_plan({**params, "tagged_singles": ["de-en"]})
+
+
+def test_tag_costs_compare_each_single_direction_model_with_its_tagged_twin():
+    table = synthetic_table(lambda p: p)
+    singles = table[table["weight"] == 1.0]
+    costs = multilingual.tag_costs(table, singles.assign(loss=singles["loss"] + 0.2))
+    assert len(costs) == len(singles) and costs["cost"].to_numpy() == pytest.approx(0.2)
+    assert (costs["tokens_tagged"] == costs["tokens_untagged"]).all()
+    empty = multilingual.tag_costs(table, pd.DataFrame())
+    assert empty.empty and {"cost", "loss_tagged", "loss_untagged"} <= set(empty.columns)
 
 
 def test_share_costs_compare_each_single_direction_model_with_its_all_pairs_twin():

@@ -5,12 +5,14 @@ the first direction (the second gets 1 - p) and every model size (width and dept
 three-direction models (App. H); `seed_repeat_plan` the models trained again with other seeds, whose spread is
 the noise the gates (`scale_gates`) judge size effects against, and `budget_check_plan` some of them at a
 longer budget, for the gates' budget stability; `all_pairs_plan` single-direction models again on all of their
-direction's pairs, for what the share they train on costs them (`share_costs`). `run_table` turns their
-summaries into one row per run, trained direction and test set, with the direction's own weight, its final
-loss, its chrF and the loss after the convergence correction of App. G. The other functions fit the paper's
-laws to that table with `nmtscale.laws` and its `fitting` and `uncertainty`: the per-weight law (Eq. 6) with
-perturbation errors, the joint law (Eq. 7), the effective parameter fraction (Eq. 10), the f_hat laws (Eq.
-11-13) with predictions of held-out weights and of the trade-off frontier, and the claims table.
+direction's pairs, for what the share they train on costs them (`share_costs`), and `tagged_singles_plan`
+again with the target-language tag a mixture's directions carry, for what the tag costs them (`tag_costs`).
+`run_table` turns their summaries into one row per run, trained direction and test set, with the direction's
+own weight, its final loss, its chrF and the loss after the convergence correction of App. G. The other
+functions fit the paper's laws to that table with `nmtscale.laws` and its `fitting` and `uncertainty`: the
+per-weight law (Eq. 6) with perturbation errors, the joint law (Eq. 7), the effective parameter fraction (Eq.
+10), the f_hat laws (Eq. 11-13) with predictions of held-out weights and of the trade-off frontier, and the
+claims table.
 
 The study is a package whose layers import only from the ones before them: `plan` (the cohorts),
 `analysis` (the laws and tables), `gates` (whether size trends can show at the chapter's scale), `charts`,
@@ -55,6 +57,7 @@ from nmtscale.studies.multilingual.analysis import (
     share_costs,
     size_fractions,
     size_grid,
+    tag_costs,
     three_pair_predictions,
     two_pair_rows,
     weighted_fits,
@@ -84,6 +87,7 @@ from nmtscale.studies.multilingual.plan import (
     mixture_runs,
     seed_repeat_plan,
     sized,
+    tagged_singles_plan,
 )
 from nmtscale.studies.multilingual.verdicts import (
     HELD_OUT_FORMS,
@@ -161,6 +165,8 @@ __all__ = [
     "size_fractions",
     "size_grid",
     "sized",
+    "tag_costs",
+    "tagged_singles_plan",
     "three_pair_chart",
     "three_pair_predictions",
     "two_pair_rows",

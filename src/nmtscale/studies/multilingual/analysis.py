@@ -31,6 +31,7 @@ PARAMETER_NAMES = (
     "cohorts",
     "single_direction_share",
     "all_pairs_singles",
+    "tagged_singles",
     "sizes",
     "head_dim",
     "ff_ratio",
@@ -136,14 +137,31 @@ def share_costs(table: pd.DataFrame, all_pairs: pd.DataFrame) -> pd.DataFrame:
     single-direction rows) and `all_pairs` (the `run_table` of `all_pairs_plan`) have, with the target
     tokens and final loss of each and `cost`, the loss on the share minus the loss on all pairs (> 0: the
     share is worse)."""
+    merged = _beside_twins(table, all_pairs, "share", "all_pairs")
+    return merged.assign(cost=merged["loss_share"] - merged["loss_all_pairs"])
+
+
+def tag_costs(table: pd.DataFrame, tagged: pd.DataFrame) -> pd.DataFrame:
+    """What the target-language tag on its sources costs a single-direction model: one row per cohort,
+    direction, size and test set that both `table` (the chapter's `run_table`, its single-direction rows,
+    untagged) and `tagged` (the `run_table` of `tagged_singles_plan`) have, with the target tokens and final
+    loss of each and `cost`, the loss with the tag minus the loss without (> 0: the tag is worse)."""
+    merged = _beside_twins(table, tagged, "untagged", "tagged")
+    return merged.assign(cost=merged["loss_tagged"] - merged["loss_untagged"])
+
+
+def _beside_twins(table: pd.DataFrame, twins: pd.DataFrame, own: str, twin: str) -> pd.DataFrame:
+    """The single-direction rows of `table` beside their `twins` (the same models trained again one way
+    differently), matched by cohort, direction, size and test set: N, and tokens and loss of each, suffixed
+    `_<own>` and `_<twin>`."""
     keys = ["cohort", "direction", "size", "test_set"]
     columns = [*keys, "N", "tokens", "loss"]
-    if not len(all_pairs):
-        measured = [f"{name}_{data}" for name in ("tokens", "loss") for data in ("share", "all_pairs")]
-        return pd.DataFrame(columns=[*keys, "N", *measured, "cost"])
-    share = table[table["weight"] == 1.0][columns]
-    merged = share.merge(all_pairs[columns].drop(columns="N"), on=keys, suffixes=("_share", "_all_pairs"))
-    merged["cost"] = merged["loss_share"] - merged["loss_all_pairs"]
+    if not len(twins):
+        return pd.DataFrame(
+            columns=[*keys, "N", *(f"{m}_{s}" for m in ("tokens", "loss") for s in (own, twin))]
+        )
+    singles = table[table["weight"] == 1.0][columns]
+    merged = singles.merge(twins[columns].drop(columns="N"), on=keys, suffixes=(f"_{own}", f"_{twin}"))
     return merged.sort_values(["cohort", "direction", "test_set", "N"]).reset_index(drop=True)
 
 

@@ -286,15 +286,32 @@ def all_pairs_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     single-direction model they stand beside: what the share of `single_direction_share` costs a model is
     the difference. A direction that is no cohort's single-direction model, or a list without
     `single_direction_share`, is a ConfigurationError naming the parameter."""
-    directions = list(params.get("all_pairs_singles") or [])
-    if not directions:
-        return []
-    if not params["single_direction_share"]:
+    if params.get("all_pairs_singles") and not params["single_direction_share"]:
         raise ConfigurationError(
             "params all_pairs_singles: the single-direction models already train on all of their pairs "
             "(single_direction_share is false); set it to [] or single_direction_share to true"
         )
-    base = base_config(params)
+    return _singles_again(params, "all_pairs_singles", base_config(params), single_direction_share=False)
+
+
+def tagged_singles_plan(params: Mapping[str, Any]) -> list[CohortRun]:
+    """The single-direction models of the directions in ``params["tagged_singles"]`` (empty or absent: none)
+    trained again with the target-language tag on their sources (`data.target_tags`), on the same sentences
+    and at every size: the tag is the one input in which a mixture's direction differs from its
+    single-direction model, and the difference in loss is what it costs. A direction that is no cohort's
+    single-direction model is a ConfigurationError naming the parameter."""
+    tagged = override(base_config(params), {"data.target_tags": True})
+    return _singles_again(params, "tagged_singles", tagged, params["single_direction_share"])
+
+
+def _singles_again(
+    params: Mapping[str, Any], name: str, base: RunConfig, single_direction_share: bool
+) -> list[CohortRun]:
+    """The single-direction models of the directions in ``params[name]``, from `base`, at every size, one per
+    cohort whose single-direction model they stand beside; an unknown direction names `name`."""
+    directions = list(params.get(name) or [])
+    if not directions:
+        return []
     plan, singles = [], set()
     for cohort in params["cohorts"]:
         first, second = cohort["directions"]
@@ -310,11 +327,12 @@ def all_pairs_plan(params: Mapping[str, Any]) -> list[CohortRun]:
                     params["sizes"],
                     params["head_dim"],
                     params["ff_ratio"],
+                    single_direction_share=single_direction_share,
                 )
     unknown = [d for d in directions if d not in singles]
     if unknown:
         raise ConfigurationError(
-            f"params all_pairs_singles: {unknown} are not single-direction models of any cohort "
+            f"params {name}: {unknown} are not single-direction models of any cohort "
             f"(those are {sorted(singles)})"
         )
     return plan

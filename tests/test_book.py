@@ -29,6 +29,18 @@ def test_every_chapter_has_valid_params_for_every_scale(chapter, scale):
     assert set(book.SHARED_PARAMETERS) <= set(params)
 
 
+@pytest.mark.parametrize("chapter", book.PAGES)
+def test_papermill_reads_every_name_of_the_parameters_cell(chapter, tmp_path):
+    """papermill injects a params file's values by the names it infers from the parameters cell; one it
+    misreads (a comment with '=' on the line) is "passed unknown" and ends up in no table."""
+    import jupytext
+    import papermill
+
+    path = tmp_path / f"{chapter}.ipynb"
+    jupytext.write(jupytext.read(ROOT / "book" / f"{chapter}.py"), path)
+    assert set(book.parameters_cell_names(chapter, ROOT)) <= set(papermill.inspect_notebook(str(path)))
+
+
 def test_toc_shows_the_committed_cpu_notebook_of_every_chapter():
     pages = book.toc_pages(ROOT / "_toc.yml")
     assert pages[0] == "book/intro"

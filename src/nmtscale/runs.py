@@ -294,6 +294,13 @@ def tokenizer(summary: RunSummary) -> Tokenizer:
     return prepare_data(from_stored(summary.config).data, cache_root()).tokenizer
 
 
+def target_tagged(summary: RunSummary) -> bool:
+    """Whether a run's sources begin with the target-language tag (`DataConfig.target_tags`; a record from
+    before that key has its default)."""
+    data = summary.config["data"]
+    return uses_target_tags(data["directions"], data.get("target_tags"))
+
+
 def stored_output(summary: RunSummary, name: str, compute: Callable[[Path], Any]) -> Any:
     """An output of the final model of run `summary`, kept beside its record as `<run id>/<name>.json.gz`:
     read when stored, else `compute(model_directory)` once and stored (JSON values)."""
@@ -572,8 +579,7 @@ def translate_texts(
         )
     tokenizer = Tokenizer(directory / TOKENIZER)
     model = load_trained_model(directory)
-    tagged = uses_target_tags(directions, summary.config["data"].get("target_tags"))
-    sources = encode_sources(tokenizer, texts, direction, tagged)
+    sources = encode_sources(tokenizer, texts, direction, target_tagged(summary))
     method = "beam" if beam_size > 1 else "greedy"
     return tokenizer.decode(translate_ids(model, sources, method, beam_size, length_penalty))
 

@@ -20,7 +20,6 @@ from nmtscale import pool, runs
 from nmtscale.engine.data import (
     encode_pairs,
     split_direction,
-    uses_target_tags,
 )
 from nmtscale.engine.metrics import bleu, chrf, off_target_rate
 from nmtscale.errors import ConfigurationError
@@ -87,8 +86,7 @@ def evaluate_stored(summary: RunSummary, request: EvalRequest) -> dict[str, Any]
 
 
 def _evaluate_model(run_directory: Path, summary: RunSummary, request: EvalRequest) -> dict[str, Any]:
-    directions = summary.config["data"]["directions"]
-    tagged = uses_target_tags(directions, summary.config["data"].get("target_tags"))
+    tagged = runs.target_tagged(summary)
     tokenizer = runs.tokenizer(summary)
     model = load_trained_model(run_directory, torch.device("cpu"))
     logit_cap = summary.config["train"]["logit_cap"]

@@ -140,6 +140,16 @@ def test_tag_costs_compare_each_single_direction_model_with_its_tagged_twin():
     assert empty.empty and {"cost", "loss_tagged", "loss_untagged"} <= set(empty.columns)
 
 
+def test_mixture_gaps_set_a_direction_at_one_weight_beside_its_single_direction_model():
+    table = synthetic_table(lambda p: p**2)
+    gaps = multilingual.mixture_gaps(table, 0.9)
+    assert set(gaps["direction"]) == {"en-de", "en-zh"} and len(gaps) == 2 * len(SIZES)
+    assert (gaps["gap"] > 0).all(), "f(0.9) = 0.81 < 0.9: fewer effective parameters, a higher loss"
+    assert gaps["gap"].to_numpy() == pytest.approx((gaps["loss_mixture"] - gaps["loss_single"]).to_numpy())
+    assert (gaps["tokens_mixture"] < gaps["tokens_single"]).all()
+    assert multilingual.mixture_gaps(table, 0.2).empty, "no direction trained at 0.2"
+
+
 def test_share_costs_compare_each_single_direction_model_with_its_all_pairs_twin():
     table = synthetic_table(lambda p: p)
     singles = table[table["weight"] == 1.0]
@@ -608,6 +618,13 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
     checks = pd.DataFrame({"error": [-0.01, 0.2]})
     with_checks = multilingual.headline_numbers(*tables, gates, checks)
     assert (with_checks["check_error_min"], with_checks["check_error_max"]) == (-0.01, 0.2)
+    assert np.isnan(numbers["tag_cost_max"]) and np.isnan(numbers["slow_gap_min"]), "no tagged models"
+    singles = table[table["weight"] == 1.0]
+    costs = multilingual.tag_costs(table, singles.assign(loss=singles["loss"] + 0.05))
+    gaps = multilingual.mixture_gaps(table, 0.9)
+    with_tags = multilingual.headline_numbers(*tables, gates, checks, costs, gaps)
+    assert with_tags["tag_cost_min"] == pytest.approx(0.05) == with_tags["tag_cost_max"]
+    assert with_tags["slow_gap_max"] == pytest.approx(gaps["gap"].max()) and gaps["gap"].max() > 0
 
 
 def test_the_cpu_plan_names_the_runs_the_results_store_records():
@@ -722,6 +739,17 @@ def test_seed_repeats_train_each_cohorts_models_again_with_other_seeds():
         ({**repeats, "cohorts": [["en-fr", "en-de"]]}, r"cohorts \[\['en-fr', 'en-de'\]\] are not among the"),
     ]:
         with pytest.raises(ConfigurationError, match=f"params seed_repeats: {message}"):
+            multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": bad})
+    # a list of entries, each its own choice: their runs once each, errors naming the entry
+    both = multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": [repeats, {**first, "seeds": [1]}]})
+    assert len(both) == len(plan) + 2, "0.1 beside en-zh at seeds 0 and 1; nothing of `repeats` twice"
+    assert all(run in both for run in plan) and len({id(run) for run in both}) == len(both)
+    for bad, message in [
+        ([repeats, {**repeats, "seeds": [0]}], r"\[1\]: seeds \[0\] must differ"),
+        ([repeats, "0.1"], r"\[1\]: expected {weights, sizes, seeds\[, cohorts\]}"),
+        ("0.1", r": expected a mapping or a list of mappings, got '0.1'"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"params seed_repeats{message}"):
             multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": bad})
 
 

@@ -150,6 +150,20 @@ def tag_costs(table: pd.DataFrame, tagged: pd.DataFrame) -> pd.DataFrame:
     return merged.assign(cost=merged["loss_tagged"] - merged["loss_untagged"])
 
 
+def mixture_gaps(table: pd.DataFrame, weight: float) -> pd.DataFrame:
+    """How far a direction trained at own weight `weight` in a mixture trails its single-direction model:
+    one row per cohort, direction, size and test set that has both, with N, the target tokens and final loss
+    of each (suffixed `_mixture` and `_single`) and `gap`, the mixture's loss minus the single model's (> 0:
+    the mixture is worse). Set beside `tag_costs`, it says how much of a gap the tag could explain."""
+    keys = ["cohort", "direction", "size", "test_set"]
+    columns = [*keys, "N", "tokens", "loss"]
+    mixture = table[np.isclose(table["weight"], weight)][columns]
+    singles = table[table["weight"] == 1.0][[*keys, "tokens", "loss"]]
+    merged = mixture.merge(singles, on=keys, suffixes=("_mixture", "_single"))
+    merged = merged.assign(gap=merged["loss_mixture"] - merged["loss_single"])
+    return merged.sort_values(["cohort", "direction", "test_set", "N"]).reset_index(drop=True)
+
+
 def _beside_twins(table: pd.DataFrame, twins: pd.DataFrame, own: str, twin: str) -> pd.DataFrame:
     """The single-direction rows of `table` beside their `twins` (the same models trained again one way
     differently), matched by cohort, direction, size and test set: N, and tokens and loss of each, suffixed

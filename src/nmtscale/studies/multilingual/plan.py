@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,15 +184,20 @@ def chapter_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     return plan
 
 
-def _cohort_subset(params: Mapping[str, Any], name: str, keys: Sequence[str]) -> dict:
-    """``params[name]``, a choice of first-direction weights and sizes with further `keys` and, optionally,
-    `cohorts` (the directions of the cohorts it covers; absent, every cohort: a cohort lands before its
-    checks have trained), checked: {} when empty or absent; the error names the key, and any cohort, weight
-    or size the chapter does not train. The result always holds `cohorts`, the covered cohorts' entries."""
-    spec = params.get(name) or {}
+def _cohort_subset(
+    params: Mapping[str, Any], name: str, keys: Sequence[str], spec: Mapping[str, Any] | None = None
+) -> dict:
+    """``params[name]`` (or `spec`, one entry of it, named `name` in errors), a choice of first-direction
+    weights and sizes with further `keys` and, optionally, `cohorts` (the directions of the cohorts it
+    covers; absent, every cohort: a cohort lands before its checks have trained), checked: {} when empty or
+    absent; the error names the key, and any cohort, weight or size the chapter does not train. The result
+    always holds `cohorts`, the covered cohorts' entries."""
+    spec = (params.get(name) if spec is None else spec) or {}
     if not spec:
         return {}
     where = f"params {name}"
+    if not isinstance(spec, Mapping):
+        raise ConfigurationError(f"{where}: expected {{{', '.join(['weights', 'sizes', *keys])}[, cohorts]}}")
     expected = ["weights", "sizes", *keys]
     if not set(expected) <= set(spec) <= {*expected, "cohorts"}:
         raise ConfigurationError(f"{where}: expected {{{', '.join(expected)}[, cohorts]}}, got {spec!r}")
@@ -241,24 +246,39 @@ def _cohort_subset_runs(
 
 def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     """The runs whose spread is the chapter's seed noise (``params["seed_repeats"]``: {weights, sizes,
-    seeds[, cohorts]}; empty or absent, none): every (or each listed) two-direction cohort's models at those
-    first-direction weights and sizes with the chapter's own seed (the runs of `chapter_plan`) and again with
-    each of those seeds. Cohorts, weights and sizes must be the chapter's, seeds other than its own, or the
-    error names the entry."""
-    repeats = _cohort_subset(params, "seed_repeats", ["seeds"])
-    if not repeats:
-        return []
-    if params["seed"] in repeats["seeds"] or len(set(repeats["seeds"])) != len(repeats["seeds"]):
-        raise ConfigurationError(
-            f"params seed_repeats: seeds {list(repeats['seeds'])} must differ from each other and from the "
-            f"chapter's seed {params['seed']}"
-        )
+    seeds[, cohorts]}, or a list of such entries, each its own choice; empty or absent, none): every (or each
+    listed) two-direction cohort's models at those first-direction weights and sizes with the chapter's own
+    seed (the runs of `chapter_plan`) and again with each of those seeds, once each where entries overlap.
+    Cohorts, weights and sizes must be the chapter's, seeds other than its own, or the error names the entry
+    (`seed_repeats[i]` in a list)."""
+    entries = params.get("seed_repeats") or []
+    named = (
+        [("seed_repeats", entries)]
+        if isinstance(entries, Mapping)
+        else list(_numbered("seed_repeats", entries))
+    )
     base = base_config(params)
-    return [
-        run
-        for seed in [params["seed"], *repeats["seeds"]]
-        for run in _cohort_subset_runs(params, override(base, {"train.seed": seed}), repeats)
-    ]
+    plan = []
+    for name, entry in named:
+        repeats = _cohort_subset(params, name, ["seeds"], entry)
+        if params["seed"] in repeats["seeds"] or len(set(repeats["seeds"])) != len(repeats["seeds"]):
+            raise ConfigurationError(
+                f"params {name}: seeds {list(repeats['seeds'])} must differ from each other and from the "
+                f"chapter's seed {params['seed']}"
+            )
+        for seed in [params["seed"], *repeats["seeds"]]:
+            for run in _cohort_subset_runs(params, override(base, {"train.seed": seed}), repeats):
+                if run not in plan:
+                    plan.append(run)
+    return plan
+
+
+def _numbered(name: str, entries: Any) -> Iterator[tuple[str, Any]]:
+    """A list parameter's entries with their names in errors (`name[i]`); anything else is a named error."""
+    if not isinstance(entries, list):
+        raise ConfigurationError(f"params {name}: expected a mapping or a list of mappings, got {entries!r}")
+    for index, entry in enumerate(entries):
+        yield f"{name}[{index}]", entry
 
 
 def budget_check_plan(params: Mapping[str, Any]) -> list[CohortRun]:

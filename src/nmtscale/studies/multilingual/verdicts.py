@@ -471,6 +471,8 @@ def headline_numbers(
     correction_effect: pd.DataFrame,
     gates: Sequence[Gate] = (),
     correction_checks: pd.DataFrame | None = None,
+    tag_costs: pd.DataFrame | None = None,
+    slow_gaps: pd.DataFrame | None = None,
 ) -> dict[str, float]:
     """The numbers the chapter's opening summary quotes, by name (the chapter glues each), from its tables:
     the runs (`table`: count, N and final-loss range, best chrF), how far alpha and L_inf of the per-weight
@@ -480,12 +482,17 @@ def headline_numbers(
     G's largest change of a loss (`corrections`) and of f (`correction_effect`), and the ranges of the scale
     gates' measurements (`claims.gate_ranges`: size effects in seed std, budget changes) and of App. G's
     extrapolation errors against the budget check's longer runs (`correction_checks`, the `correction_check`
-    table). A quantity the tables lack is NaN."""
+    table), what the target tag costs a single-direction model (`tag_costs`) and how far the direction at the
+    weight where it learns slowly trails that model (`slow_gaps`, a `mixture_gaps` table), in nats. A
+    quantity the tables lack is NaN."""
 
     def span(values: pd.Series, name: str) -> dict[str, float]:
         values = values.dropna()
         low, high = (float(values.min()), float(values.max())) if len(values) else (np.nan, np.nan)
         return {f"{name}_min": low, f"{name}_max": high}
+
+    def column(frame: pd.DataFrame | None, name: str) -> pd.Series:
+        return pd.Series(dtype=float) if frame is None or not len(frame) else frame[name]
 
     def at_half(rows: pd.DataFrame) -> pd.Series:
         return rows[np.isclose(rows["p"], 0.5)]["f"]
@@ -520,9 +527,9 @@ def headline_numbers(
         "correction_max": float(corrections["change"].abs().max()) if len(corrections) else 0.0,
         "correction_f_max": float(correction_effect["change"].abs().max()) if len(correction_effect) else 0.0,
         **gate_ranges(gates),
-        **span(
-            pd.Series(dtype=float) if correction_checks is None else correction_checks["error"], "check_error"
-        ),
+        **span(column(correction_checks, "error"), "check_error"),
+        **span(column(tag_costs, "cost"), "tag_cost"),
+        **span(column(slow_gaps, "gap"), "slow_gap"),
     }
 
 

@@ -744,6 +744,7 @@ def test_seed_repeats_train_each_cohorts_models_again_with_other_seeds():
     both = multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": [repeats, {**first, "seeds": [1]}]})
     assert len(both) == len(plan) + 2, "0.1 beside en-zh at seeds 0 and 1; nothing of `repeats` twice"
     assert all(run in both for run in plan) and len({id(run) for run in both}) == len(both)
+    assert multilingual.seed_repeat_plan({**PARAMS, "seed_repeats": [{}, repeats]}) == plan, "an empty entry"
     for bad, message in [
         ([repeats, {**repeats, "seeds": [0]}], r"\[1\]: seeds \[0\] must differ"),
         ([repeats, "0.1"], r"\[1\]: expected {weights, sizes, seeds\[, cohorts\]}"),

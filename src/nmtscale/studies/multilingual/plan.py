@@ -197,7 +197,9 @@ def _cohort_subset(
         return {}
     where = f"params {name}"
     if not isinstance(spec, Mapping):
-        raise ConfigurationError(f"{where}: expected {{{', '.join(['weights', 'sizes', *keys])}[, cohorts]}}")
+        raise ConfigurationError(
+            f"{where}: expected {{{', '.join(['weights', 'sizes', *keys])}[, cohorts]}}, got {spec!r}"
+        )
     expected = ["weights", "sizes", *keys]
     if not set(expected) <= set(spec) <= {*expected, "cohorts"}:
         raise ConfigurationError(f"{where}: expected {{{', '.join(expected)}[, cohorts]}}, got {spec!r}")
@@ -261,6 +263,8 @@ def seed_repeat_plan(params: Mapping[str, Any]) -> list[CohortRun]:
     plan = []
     for name, entry in named:
         repeats = _cohort_subset(params, name, ["seeds"], entry)
+        if not repeats:
+            continue
         if params["seed"] in repeats["seeds"] or len(set(repeats["seeds"])) != len(repeats["seeds"]):
             raise ConfigurationError(
                 f"params {name}: seeds {list(repeats['seeds'])} must differ from each other and from the "

@@ -14,7 +14,7 @@ import pytest
 from toy import summary_for
 
 from nmtscale import corpus, laws, runs
-from nmtscale.config import LEGACY_NUMERICS
+from nmtscale.config import LEGACY_NUMERICS, override
 from nmtscale.engine.tokenizer import train_tokenizer
 from nmtscale.errors import ConfigurationError, DataError
 from nmtscale.runs import config_hash
@@ -720,8 +720,19 @@ def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_m
     back = planned["back"]
     assert (back.direction, back.approach, back.label) == ("de-en", "decoder", "2L-3L")
     assert (back.config.train.steps, back.config.train.schedule) == (1600, "constant_cooldown")
+    wide = composition.candidate_teachers(chapter1, {"wide": {**candidates["forward"], "width": 128}})["wide"]
+    model = wide.config.model
+    assert (model.d_model, model.d_ff, model.n_heads) == (128, 4 * 128, CHAPTER1_CPU["n_heads"])
+    assert wide.label == "2L-3L w128" and config_hash(wide.config) not in chapter_runs
+    narrow_again = {"model.d_model": CHAPTER1_CPU["d_model"], "model.d_ff": CHAPTER1_CPU["d_ff"]}
+    assert override(wide.config, narrow_again) == planned["forward"].config, "only the width changes"
     for spec, message in [
-        ({"kind": "forward", "model": "2L-3L", "steps": 800}, "expected {kind, model, steps, schedule}"),
+        (
+            {"kind": "forward", "model": "2L-3L", "steps": 800},
+            r"expected {kind, model, steps, schedule\[, width",
+        ),
+        ({**candidates["forward"], "depth": 3}, r"expected {kind, model, steps, schedule\[, width\]}"),
+        ({**candidates["forward"], "width": 129}, "width must be a positive multiple of chapter 1's n_heads"),
         ({**candidates["forward"], "kind": "sideways"}, "kind 'sideways' is not one of"),
         ({**candidates["forward"], "steps": "long"}, "steps must be a positive integer"),
         ({**candidates["forward"], "model": "3L-4L"}, "'3L-4L' is neither the baseline"),

@@ -67,7 +67,7 @@ def test_repeated_models_get_consecutive_seeds_and_distinct_runs():
 
 def test_narrower_models_extend_the_family_that_shares_their_other_side():
     runs = plan(narrower={8: [[1, 2], [2, 1]]})
-    narrow = [r for r in runs if r.narrower]
+    narrow = [r for r in runs if r.off_width]
     assert [(r.approach, r.label) for r in narrow] == [("encoder", "1L-2L w8"), ("decoder", "2L-1L w8")]
     model = narrow[0].config.model
     assert (model.d_model, model.d_ff, model.n_heads, model.enc_layers, model.dec_layers) == (8, 16, 2, 1, 2)

@@ -30,7 +30,8 @@ APPROACHES = ("baseline", "encoder", "decoder", "symmetric")
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of a depth-scaling family: which approach it belongs to, its depths, seed and full config;
-    `narrower` marks a model narrower than the family's (see `depth_scaling_plan`)."""
+    `off_width` marks a model trained at a width other than the family's (`depth_scaling_plan`'s narrower
+    models, chapter 2's wider candidate teachers), which its label names."""
 
     approach: str
     direction: str
@@ -38,14 +39,14 @@ class PlannedRun:
     dec_layers: int
     seed: int
     config: RunConfig
-    narrower: bool = False
+    off_width: bool = False
 
     @property
     def label(self) -> str:
-        """The paper's name for the model: '6L-2L' is a 6-layer encoder with a 2-layer decoder; a narrower
-        model adds its width: '1L-2L w32'."""
+        """The paper's name for the model: '6L-2L' is a 6-layer encoder with a 2-layer decoder; a model at
+        another width than its family's adds its width: '1L-2L w32'."""
         depths = f"{self.enc_layers}L-{self.dec_layers}L"
-        return f"{depths} w{self.config.model.d_model}" if self.narrower else depths
+        return f"{depths} w{self.config.model.d_model}" if self.off_width else depths
 
 
 def depth_scaling_plan(
@@ -115,6 +116,14 @@ def depth_scaling_plan(
     ] + _narrower_runs(base, direction, (enc_bar, dec_bar), narrower or {})
 
 
+def at_width(base: RunConfig, width: int) -> RunConfig:
+    """`base` at model width `width` with the same heads and the feed-forward scaled in proportion: how a
+    family's model is trained narrower or wider than the family."""
+    return override(
+        base, {"model.d_model": width, "model.d_ff": base.model.d_ff * width // base.model.d_model}
+    )
+
+
 def _narrower_runs(
     base: RunConfig,
     direction: str,
@@ -143,12 +152,7 @@ def _narrower_runs(
                     f"narrower model {list(depths)} at width {width} must share exactly one depth with the "
                     f"baseline {list(baseline)}: which family it extends is that side's"
                 )
-            changes = {
-                "model.d_model": width,
-                "model.d_ff": base.model.d_ff * width // base.model.d_model,
-                "model.enc_layers": enc,
-                "model.dec_layers": dec,
-            }
+            changes = {"model.enc_layers": enc, "model.dec_layers": dec}
             planned.append(
                 PlannedRun(
                     approach="encoder" if dec == baseline[1] else "decoder",
@@ -156,8 +160,8 @@ def _narrower_runs(
                     enc_layers=enc,
                     dec_layers=dec,
                     seed=base.train.seed,
-                    config=override(base, changes),
-                    narrower=True,
+                    config=override(at_width(base, width), changes),
+                    off_width=True,
                 )
             )
     return planned

@@ -9,7 +9,7 @@ from typing import Any
 
 from nmtscale.config import RunConfig, override
 from nmtscale.errors import ConfigurationError
-from nmtscale.studies import bivariate
+from nmtscale.studies import bivariate, sweeps
 from nmtscale.studies.sweeps import PlannedRun
 
 # A student trains on En->De pairs; its teacher translates the monolingual text of one side into the other.
@@ -75,30 +75,50 @@ def teacher_configs(
 
 
 CANDIDATE_KEYS = ("kind", "model", "steps", "schedule")
+CANDIDATE_OPTIONAL_KEYS = ("width",)
 
 
 def candidate_teachers(
     chapter1: Mapping[str, Any], candidates: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, PlannedRun]:
     """Issue 42's teachers at chapter 1's scale: for each entry of `candidates` (name -> {kind, model,
-    steps, schedule}) chapter 1's model (`bivariate.model_run` with its parameters `chapter1`, '2L-6L') on
-    the kind's direction (`KINDS`) at that budget under that schedule: a run chapter 1 trains or checks is
-    read from the store, not trained again. A malformed entry raises ConfigurationError naming it."""
+    steps, schedule[, width]}) chapter 1's model (`bivariate.model_run` with its parameters `chapter1`,
+    '2L-6L') on the kind's direction (`KINDS`) at that budget under that schedule: a run chapter 1 trains or
+    checks is read from the store, not trained again. With `width`, the model is trained at that width with
+    chapter 1's heads and feed-forward ratio (`sweeps.at_width`; its label names the width), a wider teacher
+    than chapter 1 trains. A malformed entry raises ConfigurationError naming it."""
     planned = {}
     for name, spec in candidates.items():
         where = f"teacher_candidates: {name}"
-        if not isinstance(spec, Mapping) or set(spec) != set(CANDIDATE_KEYS):
-            raise ConfigurationError(f"{where}: expected {{{', '.join(CANDIDATE_KEYS)}}}, got {spec!r}")
+        if (
+            not isinstance(spec, Mapping)
+            or not set(CANDIDATE_KEYS) <= set(spec)
+            or not set(spec) <= set(CANDIDATE_KEYS + CANDIDATE_OPTIONAL_KEYS)
+        ):
+            raise ConfigurationError(
+                f"{where}: expected {{{', '.join(CANDIDATE_KEYS)}[, {', '.join(CANDIDATE_OPTIONAL_KEYS)}]}}, "
+                f"got {spec!r}"
+            )
         if spec["kind"] not in KINDS:
             raise ConfigurationError(f"{where}: kind {spec['kind']!r} is not one of {sorted(KINDS)}")
         if not isinstance(spec["steps"], int) or spec["steps"] < 1:
             raise ConfigurationError(f"{where}: steps must be a positive integer, not {spec['steps']!r}")
         try:
-            planned[name] = bivariate.model_run(
+            run = bivariate.model_run(
                 chapter1, spec["model"], spec["steps"], spec["schedule"], KINDS[spec["kind"]][0], where
             )
         except ValueError as err:
             raise ConfigurationError(str(err)) from err
+        width = spec.get("width")
+        if width is not None:
+            heads = chapter1["n_heads"]
+            if not isinstance(width, int) or width < 1 or width % heads:
+                raise ConfigurationError(
+                    f"{where}: width must be a positive multiple of chapter 1's n_heads ({heads}), "
+                    f"not {width!r}"
+                )
+            run = replace(run, config=sweeps.at_width(run.config, width), off_width=True)
+        planned[name] = run
     return planned
 
 

@@ -270,6 +270,19 @@ gates = multilingual.scale_gates(table, noise_table, long_table)
 claims.show_gates(gates)
 
 # %% [markdown]
+# How far the seed alone moves each repeated model's final loss (`seed_spreads`: the lowest and highest loss
+# over its seeds, the chapter's own included, and their difference). The gates above pool these models' spread
+# per direction and test set, so a weight at which a direction trains less stably raises that direction's
+# noise for all of its families.
+
+# %%
+spreads = multilingual.seed_spreads(noise_table)
+if len(spreads):
+    display(spreads.round(3))
+else:
+    print("seed_repeats is empty: no model trained with another seed")
+
+# %% [markdown]
 # ### Learning curves and the convergence correction (App. G)
 #
 # A direction sampled with weight 0.1 sees a tenth of the updates' tokens, and in the paper its loss is still
@@ -523,17 +536,22 @@ if len(three_pairs):
 #   single-direction model's loss moves by {glue:text}`tag_cost_min:+.3f` to
 #   {glue:text}`tag_cost_max:+.3f` nats (the section on the share and the tag), while En→Zh at weight 0.9
 #   trails it by {glue:text}`slow_gap_min:.2f` to {glue:text}`slow_gap_max:.2f` nats, more the wider the
-#   model. The seed repeats are at $p = 0.5$, so at weight 0.9 we cannot yet tell the mixture itself (a
-#   decoder that also learns to produce German) from the run's luck; the $p = 0.1$ mixture trained again with
-#   another seed at widths 144 and 208 tells them apart, and trains next.
+#   model. Nor is it the run's luck: the $p = 0.1$ mixture trained again with another seed at widths 144 and
+#   208 leaves En→Zh's better seed still {glue:text}`slow_best_gap_min:.2f` to
+#   {glue:text}`slow_best_gap_max:.2f` nats behind the single-direction model (the seed spreads below the
+#   gates): what sets it apart is the mixture itself, neither the tag nor the seed. Its two seeds differ by up
+#   to {glue:text}`slow_spread_max:.3f` nats at weight 0.9, against at most
+#   {glue:text}`repeat_spread_max:.3f` between the seeds of any other repeated model, and the gates' En→Zh
+#   noise takes that spread in.
 # - **What is not trained yet, and why.** This execution has the En→{De, Zh} cohort at five weights and four
-#   widths, with two more seeds at $p = 0.5$ and the three smaller widths and its budget check, and the {De,
-#   Zh}→En cohort at three weights (0, 0.5, 1) and four widths, with the same seed repeats and budget check,
-#   and En→Zh's single-direction models again with the target tag (`tagged_singles`). En→{De, Fr} and the
-#   three-direction models train next on the same 2 cores. With two weights per direction, {De, Zh}→En gives
-#   $f(0.5)$ but no held-out weight for Eq. 11. The single-direction models train without a language tag (one
-#   target language; the tagged twins above measure what that changes), the mixtures with one; all share one
-#   vocabulary; translations are greedy, of 100 sentences.
+#   widths, with two more seeds at $p = 0.5$ and the three smaller widths, one more at $p = 0.1$ and the two
+#   larger widths, and its budget check, and the {De, Zh}→En cohort at three weights (0, 0.5, 1) and four
+#   widths, with the same seed repeats at $p = 0.5$ and budget check, and En→Zh's single-direction models
+#   again with the target tag (`tagged_singles`). En→{De, Fr} and the three-direction models train next on the
+#   same 2 cores. With two weights per direction, {De, Zh}→En gives $f(0.5)$ but no held-out weight for Eq.
+#   11. The single-direction models train without a language tag (one target language; the tagged twins above
+#   measure what that changes), the mixtures with one; all share one vocabulary; translations are greedy, of
+#   100 sentences.
 #
 # What would test the claims: the `gpu` scale (all nine weights, five sizes up to width 256, 20k updates of 8k
 # tokens), with models trained until their learning curves flatten.
@@ -604,6 +622,8 @@ headline = multilingual.headline_numbers(
     correction_checks,
     tag_costs=twin_costs["tag"],
     slow_gaps=slow_gaps,
+    spreads=spreads,
+    slow_weight=slow_weight,
 )
 for name, value in {**headline, "steps": chapter1["steps"]}.items():
     glue(name, value, display=False)  # the opening summary quotes these

@@ -625,6 +625,18 @@ def test_headline_numbers_are_read_from_the_chapter_tables():
     with_tags = multilingual.headline_numbers(*tables, gates, checks, costs, gaps)
     assert with_tags["tag_cost_min"] == pytest.approx(0.05) == with_tags["tag_cost_max"]
     assert with_tags["slow_gap_max"] == pytest.approx(gaps["gap"].max()) and gaps["gap"].max() > 0
+    assert np.isnan(with_tags["slow_spread_max"]) and np.isnan(with_tags["slow_best_gap_min"]), "no repeats"
+    # the repeats: each mixture run again with another seed, 0.03 nats lower at weight 0.9, 0.01 elsewhere
+    mixtures = table[table["weight"] < 1.0]
+    lower = np.where(np.isclose(mixtures["weight"], 0.9), 0.03, 0.01)
+    again = mixtures.assign(run_id=mixtures["run_id"] + "-seed1", loss=mixtures["loss"] - lower)
+    spreads = multilingual.seed_spreads(pd.concat([mixtures, again]))
+    assert set(spreads["seeds"]) == {2} and len(spreads) == len(mixtures)
+    assert np.allclose(spreads["spread"], np.where(np.isclose(spreads["weight"], 0.9), 0.03, 0.01))
+    with_seeds = multilingual.headline_numbers(*tables, gates, checks, costs, gaps, spreads)
+    assert with_seeds["slow_spread_max"] == pytest.approx(0.03)
+    assert with_seeds["repeat_spread_max"] == pytest.approx(0.01)
+    assert with_seeds["slow_best_gap_min"] == pytest.approx(gaps["gap"].min() - 0.03), "the better seed's gap"
 
 
 def test_the_cpu_plan_names_the_runs_the_results_store_records():

@@ -164,6 +164,22 @@ def mixture_gaps(table: pd.DataFrame, weight: float) -> pd.DataFrame:
     return merged.sort_values(["cohort", "direction", "test_set", "N"]).reset_index(drop=True)
 
 
+def seed_spreads(noise_table: pd.DataFrame) -> pd.DataFrame:
+    """How far a model's final loss moves with the seed: one row per cohort, direction, own weight, size and
+    test set of the seed repeats' `run_table` (`noise_table`, the chapter's seed included), with N, the number
+    of seeds, the lowest and highest loss and `spread`, their difference (nats)."""
+    keys = ["cohort", "direction", "weight", "size", "test_set"]
+    spreads = (
+        noise_table.dropna(subset=["loss"])
+        .groupby(keys, sort=False)
+        .agg(
+            N=("N", "first"), seeds=("run_id", "nunique"), loss_min=("loss", "min"), loss_max=("loss", "max")
+        )
+        .reset_index()
+    )
+    return spreads.assign(spread=spreads["loss_max"] - spreads["loss_min"])
+
+
 def _beside_twins(table: pd.DataFrame, twins: pd.DataFrame, own: str, twin: str) -> pd.DataFrame:
     """The single-direction rows of `table` beside their `twins` (the same models trained again one way
     differently), matched by cohort, direction, size and test set: N, and tokens and loss of each, suffixed

@@ -473,6 +473,8 @@ def headline_numbers(
     correction_checks: pd.DataFrame | None = None,
     tag_costs: pd.DataFrame | None = None,
     slow_gaps: pd.DataFrame | None = None,
+    spreads: pd.DataFrame | None = None,
+    slow_weight: float = 0.9,
 ) -> dict[str, float]:
     """The numbers the chapter's opening summary quotes, by name (the chapter glues each), from its tables:
     the runs (`table`: count, N and final-loss range, best chrF), how far alpha and L_inf of the per-weight
@@ -483,8 +485,10 @@ def headline_numbers(
     gates' measurements (`claims.gate_ranges`: size effects in seed std, budget changes) and of App. G's
     extrapolation errors against the budget check's longer runs (`correction_checks`, the `correction_check`
     table), what the target tag costs a single-direction model (`tag_costs`) and how far the direction at the
-    weight where it learns slowly trails that model (`slow_gaps`, a `mixture_gaps` table), in nats. A
-    quantity the tables lack is NaN."""
+    weight where it learns slowly trails that model (`slow_gaps`, a `mixture_gaps` table at `slow_weight`),
+    and from the seed repeats (`spreads`, a `seed_spreads` table) the largest seed spread of those directions
+    at `slow_weight` and of any model at another weight, and how far their best seed still trails the
+    single-direction model, in nats. A quantity the tables lack is NaN."""
 
     def span(values: pd.Series, name: str) -> dict[str, float]:
         values = values.dropna()
@@ -496,6 +500,21 @@ def headline_numbers(
 
     def at_half(rows: pd.DataFrame) -> pd.Series:
         return rows[np.isclose(rows["p"], 0.5)]["f"]
+
+    def slow_seeds(spreads: pd.DataFrame | None, gaps: pd.DataFrame | None) -> dict[str, float]:
+        if spreads is None or gaps is None or not len(spreads) or not len(gaps):
+            return {"repeat_spread_max": np.nan, "slow_spread_max": np.nan} | span(
+                pd.Series(), "slow_best_gap"
+            )
+        at_slow = np.isclose(spreads["weight"], slow_weight)
+        slow = spreads[at_slow & spreads["direction"].isin(gaps["direction"])]
+        keys = ["cohort", "direction", "size", "test_set"]
+        best = slow.merge(gaps[[*keys, "loss_single"]], on=keys)
+        return {
+            "repeat_spread_max": float(spreads[~at_slow]["spread"].max()),
+            "slow_spread_max": float(slow["spread"].max()),
+            **span(best["loss_min"] - best["loss_single"], "slow_best_gap"),
+        }
 
     runs = table.drop_duplicates("run_id")
     first_cohort = table["cohort"].iloc[0]
@@ -530,6 +549,7 @@ def headline_numbers(
         **span(column(correction_checks, "error"), "check_error"),
         **span(column(tag_costs, "cost"), "tag_cost"),
         **span(column(slow_gaps, "gap"), "slow_gap"),
+        **slow_seeds(spreads, slow_gaps),
     }
 
 

@@ -117,8 +117,8 @@ teachers = {
 }
 teacher_steps = 2000
 # Issue 42's teachers at chapter 1's scale: name -> kind, chapter 1's model, budget and schedule (its run,
-# read from the store) and, optionally, a wider width (its heads and feed-forward ratio kept), judged by the
-# BLEU of its final model's beam search on `candidate_test_set` (all of it, or the first
+# read from the store) and, optionally, a width of its own (its heads and feed-forward ratio kept), judged by
+# the BLEU of its final model's beam search on `candidate_test_set` (all of it, or the first
 # `candidate_sentences`) against `teacher_bleu_target`.
 teacher_candidates = {}
 candidate_test_set = "l10n"

@@ -57,11 +57,12 @@
 #   `l10n`, and the small and the large teacher give nearly the same students. Students keep improving with
 #   width well past the small teacher's size, so the capacity hypothesis is **not reproduced** here, with
 #   the caveat that these students hardly use their source. Forward-translation students learn to imitate
-#   the teacher's output (their loss on it keeps falling with width) and are far worse on natural text. The
-#   teachers that would make these tests mean something come from chapter 1's width-64 runs: the best so
-#   far, {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates, translates
-#   `test.l10n` at {glue:text}`candidate_bleu_best:.2f` BLEU with beam search, against a target of 10
-#   (part B's gate).
+#   the teacher's output (their loss on it keeps falling with width) and are far worse on natural text. A
+#   teacher that would make these tests mean something is not one of chapter 1's width-64 runs, even at
+#   64,000 updates, but the same model at twice the width: the best candidate,
+#   {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates, translates `test.l10n` at
+#   {glue:text}`candidate_bleu_best:.2f` BLEU with beam search, against a target of 10 (part B's gate). The
+#   students here do not learn from it yet: the back-translated sets need a De->En teacher of its kind.
 # - **C.** Every model of the chapter is decoded across its checkpoints. On the natural test sets BLEU stays
 #   at the level an unrelated reference sentence reaches (1.3 at best, more than a quarter of the checkpoints
 #   at 0, and only 4 of 63 final scores of the depth-scaled models and teachers above the unrelated
@@ -262,10 +263,12 @@ decomposition
 # ### Teachers that translate: the candidates at chapter 1's scale
 #
 # Back- and forward-translation can only be tested with teachers whose output is translation; the target is
-# a BLEU of `teacher_bleu_target` on `test.l10n`. Chapter 1's width-64 models are the candidates: its largest
-# decoder model under the constant schedule, carried to longer budgets along one trunk, costs only each
-# budget's stretch and cool-down. Each candidate's final model translates the whole test set with beam
-# search (the translations are kept with its record).
+# a BLEU of `teacher_bleu_target` on `test.l10n`. The first candidates are chapter 1's own runs at width 64:
+# its largest decoder model under the constant schedule, carried to longer budgets along one trunk, costs only
+# each budget's stretch and cool-down. A candidate with a `width` of its own is the same model made wider
+# (chapter 1's heads and feed-forward ratio kept) and trained here; its label names the width. Each
+# candidate's final model translates the whole test set with beam search (the translations are kept with its
+# record).
 
 # %%
 candidates = composition.candidate_teachers(depth_params, teacher_candidates)
@@ -302,14 +305,15 @@ if len(teacher_trend):
 # %% [markdown]
 # The best candidate, {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates (its loss
 # on `test.l10n` {glue:text}`candidate_loss_best:.3f` nats), translates it at
-# {glue:text}`candidate_bleu_best:.2f` BLEU (the gate above). Over its budgets
-# ({glue:text}`trend_en_de_budgets` updates) BLEU rises by {glue:text}`trend_en_de_bleu_per_doubling:.2f` per
-# doubling of the updates; on that line, a straight line in the logarithm of the budget through the points
+# {glue:text}`candidate_bleu_best:.2f` BLEU (the gate above). Over the budgets of the first model with two or
+# more ({glue:text}`trend_en_de_budgets` updates) BLEU rises by {glue:text}`trend_en_de_bleu_per_doubling:.2f`
+# per doubling of the updates; on that line, a straight line in the logarithm of the budget through the points
 # measured, the target lies at about {glue:text}`trend_en_de_steps_for_target:,.0f` updates, about
 # {glue:text}`trend_en_de_hours_for_target:.1f` hours of training on one core of this machine at the longest
 # run's pace (its record's wall time per update, trunk included). Two points make a line, not a law: if the
-# gain per doubling shrinks as the model nears what its size allows, the target costs more. Until a candidate
-# reaches the target, the students below learn from the earlier width-16 and width-64 teachers, which do not
+# gain per doubling shrinks as the model nears what its size allows, the target costs more; a wider model may
+# reach it sooner, as the table shows where the candidates include one. Until both directions have a teacher
+# past the target, the students below learn from the earlier width-16 and width-64 teachers, which do not
 # translate.
 #
 # ### The teachers the students below learn from

@@ -110,7 +110,9 @@ results_dir = "results"  # the results store: one committed record per run, read
 chapter1_overrides = {}
 threshold_seed_stds = 2.0
 n_bootstrap = 100  # bootstrap refits of Eq. 2 per test set
-# B. Teachers: name -> kind (forward: En->De teacher, back: De->En) and width; 2L-2L, trained longer.
+# B. Teachers, one per synthetic set: name -> kind (forward: En->De teacher, back: De->En) and width, a 2L-2L
+# model trained here for `teacher_steps` updates; or name -> {"candidate": NAME}, the candidate teacher NAME
+# of `teacher_candidates` below.
 teachers = {
     "forward": {"kind": "forward", "width": 64},
     "back-small": {"kind": "back", "width": 16},
@@ -128,6 +130,10 @@ teacher_bleu_target = 10.0
 mono_train = 5000  # monolingual sentences translated per synthetic training set (of 14,045 en, 20,812 de)
 mono_heldout = 300  # and held out, to test on the synthetic distribution
 student_widths = [8, 16, 32]  # 2L-2L students, trained like chapter 1's models
+# "recipe": the students are chapter 1's earlier recipe (`chapter1_overrides`) at these widths, a head per
+# 8 dimensions; "chapter1": chapter 1's model at its own scale (its heads, feed-forward ratio, budget and
+# schedule).
+student_scale = "recipe"
 # C. Beam search at every evaluation of every model: chapter 1's models (trained again, first seed only),
 # the teachers and the students.
 beam_size = 4
@@ -318,9 +324,10 @@ if len(teacher_trend):
 #
 # ### The teachers the students below learn from
 #
-# 2L-2L models of the listed widths, trained for `teacher_steps` updates; the En->De teacher makes the
-# forward-translated set, the De->En teachers the back-translated ones. They also translate the test sets
-# at every evaluation (beam search), so they enter part C as a width-scaled family.
+# Each entry of `teachers` makes one synthetic set: an En->De teacher the forward-translated set, a De->En
+# teacher a back-translated one. A teacher given a width is a 2L-2L model trained here for `teacher_steps`
+# updates; it also translates the test sets at every evaluation (beam search), so these teachers enter part
+# C as a width-scaled family. A teacher given a candidate is that candidate's run above.
 
 # %%
 interval = chapter1["steps"] // chapter1["eval_points"]
@@ -330,8 +337,9 @@ decoding = {
     "eval.length_penalty": length_penalty,
     "eval.max_decode_sentences": max_decode_sentences,
 }
+trained_teachers, borrowed_teachers = composition.teacher_sources(teachers, teacher_candidates)
 teacher_configs = composition.teacher_configs(
-    base, teachers, teacher_steps, chapter1["eval_points"], decoding
+    base, trained_teachers, teacher_steps, chapter1["eval_points"], decoding
 )
 # Part C's models, chapter 1's depth-scaled family of the recipe decoded at every evaluation: planned here so
 # that one sweep trains them with the teachers. The same models' stored runs (`recipe_table`) give the
@@ -347,7 +355,7 @@ print(f"{len(teacher_configs)} teachers and {len(quality_plan)} decoded depth-sc
 trained = runs.sweep(configs, workers, threads_per_run, engine=engine)
 teacher_summaries = dict(zip(teacher_configs, trained[: len(teacher_configs)], strict=True))
 quality_summaries = trained[len(teacher_configs) :]
-composition.teacher_table(teachers, teacher_summaries)
+composition.teacher_table(trained_teachers, teacher_summaries)
 
 # %% [markdown]
 # ### The synthetic sets
@@ -357,7 +365,10 @@ composition.teacher_table(teachers, teacher_summaries)
 # drawn in a fixed shuffled order. A few lines of each:
 
 # %%
-requests = [(name, spec["kind"], teacher_summaries[name]) for name, spec in teachers.items()]
+requests = composition.synthetic_requests(
+    trained_teachers, teacher_summaries, borrowed_teachers, teacher_candidates, candidate_summaries
+)
+set_teachers = {name: teacher for name, _, teacher in requests}
 t0 = time.perf_counter()
 sets = composition.synthetic_sets(requests, mono_train, mono_heldout, cache / "synthetic", workers)
 print(f"synthetic sets ready in {time.perf_counter() - t0:.0f} s")
@@ -369,15 +380,20 @@ with pd.option_context("display.max_colwidth", 80):
 # %% [markdown]
 # ### Students
 #
-# 2L-2L En->De students of widths `student_widths`, trained like chapter 1's models (same updates, batch
-# and schedule) on each synthetic set and on as many natural training pairs, translating the test sets at
-# every evaluation for part C. A student's tokenizer is trained on its own training text, so losses are
-# reported in **nats per target character** (the per-token loss divided by the characters per token of that
-# student's tokenizer on the reference), which compares across vocabularies.
+# 2L-2L En->De students of widths `student_widths`, trained like chapter 1's models (same updates, batch and
+# schedule; `student_scale` says at which of chapter 1's scales) on each synthetic set and on as many natural
+# training pairs, translating the test sets at every evaluation for part C. A student's tokenizer is trained
+# on its own training text, so losses are reported in **nats per target character** (the per-token loss
+# divided by the characters per token of that student's tokenizer on the reference), which compares across
+# vocabularies.
 
 # %%
 min_pairs = min(s.train_pairs for s in sets)
-students = composition.student_plan(override(base, decode_every_evaluation), sets, student_widths, min_pairs)
+student_base, widen = composition.student_recipe(student_scale, chapter1, depth_params)
+student_decoding = decoding | {"eval.decode_interval": student_base.eval.interval}
+students = composition.student_plan(
+    override(student_base, student_decoding), sets, student_widths, min_pairs, widen
+)
 student_summaries = runs.sweep([s.config for s in students], workers, threads_per_run, engine=engine)
 references = composition.test_references(sets, TEST_SETS)
 st = composition.student_table(students, student_summaries, references)
@@ -620,11 +636,7 @@ charts.scaling_chart(
 # 800-update budget; parts B and C as trained here).
 
 # %%
-back_teachers = {
-    name: teacher_summaries[name].n_params_non_embedding
-    for name, spec in teachers.items()
-    if spec["kind"] == "back"
-}
+back_teachers = {name: teacher.n_params_non_embedding for name, kind, teacher in requests if kind == "back"}
 # Two students differ when their losses differ by more than `threshold_seed_stds` seed standard deviations of
 # the per-token loss of the recipe's depth-scaling runs (the students' own recipe), converted to nats per
 # character with the natural students' characters per token.
@@ -682,7 +694,7 @@ lines = [
         long_steps,
         decomposition,
     ),
-    *composition.part_b_numbers(teachers, teacher_summaries, sets, natural_sets, best),
+    *composition.part_b_numbers(set_teachers, sets, natural_sets, best),
     *composition.part_c_numbers(
         every_point,
         student_points,

@@ -283,6 +283,50 @@ def test_student_plan_trains_each_series_at_each_width():
         composition.width_config(base, 12)
 
 
+def test_students_at_chapter_1s_scale_keep_its_heads_budget_and_schedule():
+    chapter1 = {**CHAPTER1_CPU, "d_model": 64, "d_ff": 256, "n_heads": 4, "steps": 4000, "eval_points": 10}
+    sets = [composition.SyntheticSet("bt", "back", "t", Path("train.tsv"), Path("heldout.tsv"), 9, 3, 0)]
+    recipe_base, recipe_widen = composition.student_recipe("recipe", CHAPTER1_CPU, chapter1)
+    assert recipe_base == bivariate.base_config(CHAPTER1_CPU) and recipe_widen is composition.width_config
+    base, widen = composition.student_recipe("chapter1", CHAPTER1_CPU, chapter1)
+    students = composition.student_plan(base, sets, [32, 128], n_natural_pairs=9, widen=widen)
+    wide = students[-1].config
+    assert (students[-1].series, wide.model.d_model, wide.model.d_ff, wide.model.n_heads) == (
+        "bt",
+        128,
+        512,
+        4,
+    )
+    assert (wide.train.steps, wide.eval.interval) == (4000, 400)
+    assert override(wide, {"model.d_model": 64, "model.d_ff": 256, "data.train_files": None}) == override(
+        bivariate.base_config(chapter1), {"data.test_files": wide.data.test_files}
+    ), "chapter 1's config but for the width and the training text"
+    with pytest.raises(ValueError, match=r"multiple of n_heads \(4\), not 30"):
+        composition.student_plan(base, sets, [30], n_natural_pairs=9, widen=widen)
+    with pytest.raises(ConfigurationError, match="student_scale: 'paper' is not one of"):
+        composition.student_recipe("paper", CHAPTER1_CPU, chapter1)
+
+
+def test_teachers_are_trained_here_or_named_candidates_and_each_makes_one_set():
+    candidates = {"wide": {"kind": "back", "model": "2L-6L", "steps": 16000, "schedule": "constant_cooldown"}}
+    teachers = {"forward": {"kind": "forward", "width": 64}, "back-large": {"candidate": "wide"}}
+    trained, borrowed = composition.teacher_sources(teachers, candidates)
+    assert trained == {"forward": teachers["forward"]} and borrowed == {"back-large": "wide"}
+    forward_run, wide_run = SimpleNamespace(run_id="f"), SimpleNamespace(run_id="w")
+    requests = composition.synthetic_requests(
+        trained, {"forward": forward_run}, borrowed, candidates, {"wide": wide_run}
+    )
+    assert requests == [("forward", "forward", forward_run), ("back-large", "back", wide_run)]
+    for spec, message in [
+        ({"candidate": "narrow"}, r"candidate 'narrow' is not one of teacher_candidates \(\['wide'\]\)"),
+        ({"kind": "sideways", "width": 8}, r"expected {kind: forward \| back, width} or {candidate: NAME}"),
+        ({"kind": "back"}, "got {'kind': 'back'}"),
+        ("wide", "got 'wide'"),
+    ]:
+        with pytest.raises(ConfigurationError, match=f"teachers: bad: .*{message}"):
+            composition.teacher_sources({"bad": spec}, candidates)
+
+
 def test_characters_per_token_counts_the_end_of_sentence(tmp_path):
     texts = ["abc def ghi", "def abc", "ghi ghi abc def"] * 20
     tokenizer = train_tokenizer(texts, 16, cache_dir=tmp_path)
@@ -410,8 +454,12 @@ def test_part_a_quoted_names_each_slope_and_the_decomposition_parts():
 
 def test_part_b_numbers_quote_teachers_sets_and_students():
     summary = SimpleNamespace(
+        config={"model": {"d_model": 32}},
         final_loss={"en-de/l10n": 3.0, "en-de/ding": 3.5},
         translation={"en-de/l10n": {"bleu": 1.5, "chrf": 20.0}, "en-de/ding": {"bleu": 0.5, "chrf": 15.0}},
+    )
+    candidate = SimpleNamespace(
+        config={"model": {"d_model": 128}}, final_loss={"de-en/l10n": 2.0}, translation=None
     )
     synthetic = SimpleNamespace(name="forward", train_pairs=900, heldout_pairs=100, dropped=2)
     students = pd.DataFrame(
@@ -424,9 +472,10 @@ def test_part_b_numbers_quote_teachers_sets_and_students():
     )
     best = pd.DataFrame({"series": ["natural", "natural"], "test_set": ["l10n", "forward"], "best_width": 32})
     text = "\n".join(
-        composition.part_b_numbers({"big": {"width": 32}}, {"big": summary}, [synthetic], students, best)
+        composition.part_b_numbers({"big": summary, "wide": candidate}, [synthetic], students, best)
     )
-    assert "big (width 32) loss 3 to 3.5 nats per token; BLEU big 0.5 to 1.5, chrF big 15 to 20." in text
+    assert "big (width 32) loss 3 to 3.5; wide (width 128) loss 2 nats per token" in text
+    assert "BLEU big 0.5 to 1.5, chrF big 15 to 20." in text, "a candidate's BLEU is scored elsewhere"
     assert "forward 900 + 100 pairs (2 empty dropped)" in text
     assert "widest width (nats per character): forward 1.4000; natural 1.0000" in text
     assert "by forward 0.100; natural 0.200" in text, "the loss falls per doubling: 2 doublings from 8 to 32"
@@ -732,7 +781,10 @@ def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_m
             r"expected {kind, model, steps, schedule\[, width",
         ),
         ({**candidates["forward"], "depth": 3}, r"expected {kind, model, steps, schedule\[, width\]}"),
-        ({**candidates["forward"], "width": 129}, "width must be a positive multiple of chapter 1's n_heads"),
+        (
+            {**candidates["forward"], "width": 129},
+            r"positive multiple of n_heads \(2\), not 129 \(chapter 1's",
+        ),
         ({**candidates["forward"], "kind": "sideways"}, "kind 'sideways' is not one of"),
         ({**candidates["forward"], "steps": "long"}, "steps must be a positive integer"),
         ({**candidates["forward"], "model": "3L-4L"}, "'3L-4L' is neither the baseline"),

@@ -118,7 +118,11 @@ def depth_scaling_plan(
 
 def at_width(base: RunConfig, width: int) -> RunConfig:
     """`base` at model width `width` with the same heads and the feed-forward scaled in proportion: how a
-    family's model is trained narrower or wider than the family."""
+    family's model is trained narrower or wider than the family. A width that is not a positive multiple of
+    the heads raises ValueError."""
+    heads = base.model.n_heads
+    if not isinstance(width, int) or width < 1 or width % heads:
+        raise ValueError(f"width must be a positive multiple of n_heads ({heads}), not {width!r}")
     return override(
         base, {"model.d_model": width, "model.d_ff": base.model.d_ff * width // base.model.d_model}
     )

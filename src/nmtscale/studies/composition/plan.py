@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nmtscale.config import RunConfig, override
 from nmtscale.errors import ConfigurationError
+from nmtscale.record import RunSummary
 from nmtscale.studies import bivariate, sweeps
 from nmtscale.studies.sweeps import PlannedRun
 
@@ -74,6 +75,49 @@ def teacher_configs(
     }
 
 
+def teacher_sources(
+    teachers: Mapping[str, Mapping[str, Any]], candidates: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
+    """Which synthetic set comes from which teacher: an entry of `teachers` is either {kind, width}, a 2L-2L
+    teacher trained here (`teacher_configs`), or {candidate: NAME}, the candidate teacher NAME of
+    `candidates` (`candidate_teachers`), whose kind it takes. Returns the entries to train (name -> spec) and
+    the candidates' names (name -> candidate); a malformed entry or an unknown candidate raises
+    ConfigurationError naming it."""
+    trained, borrowed = {}, {}
+    for name, spec in teachers.items():
+        where = f"teachers: {name}"
+        if isinstance(spec, Mapping) and set(spec) == {"candidate"}:
+            if spec["candidate"] not in candidates:
+                raise ConfigurationError(
+                    f"{where}: candidate {spec['candidate']!r} is not one of teacher_candidates "
+                    f"({sorted(candidates)})"
+                )
+            borrowed[name] = spec["candidate"]
+        elif isinstance(spec, Mapping) and set(spec) == {"kind", "width"} and spec["kind"] in KINDS:
+            trained[name] = spec
+        else:
+            raise ConfigurationError(
+                f"{where}: expected {{kind: {' | '.join(KINDS)}, width}} or {{candidate: NAME}}, got {spec!r}"
+            )
+    return trained, borrowed
+
+
+def synthetic_requests(
+    trained: Mapping[str, Mapping[str, Any]],
+    trained_summaries: Mapping[str, RunSummary],
+    borrowed: Mapping[str, str],
+    candidates: Mapping[str, Mapping[str, Any]],
+    candidate_summaries: Mapping[str, RunSummary],
+) -> list[tuple[str, str, RunSummary]]:
+    """(name, kind, teacher run) of every synthetic set (`synthetic_sets`' requests): the teachers trained
+    here (`trained`, their runs by name) and then the candidate teachers `borrowed` names (`candidates`, their
+    runs by candidate name), as `teacher_sources` splits them."""
+    return [(name, spec["kind"], trained_summaries[name]) for name, spec in trained.items()] + [
+        (name, candidates[candidate]["kind"], candidate_summaries[candidate])
+        for name, candidate in borrowed.items()
+    ]
+
+
 CANDIDATE_KEYS = ("kind", "model", "steps", "schedule")
 CANDIDATE_OPTIONAL_KEYS = ("width",)
 
@@ -109,15 +153,12 @@ def candidate_teachers(
             )
         except ValueError as err:
             raise ConfigurationError(str(err)) from err
-        width = spec.get("width")
-        if width is not None:
-            heads = chapter1["n_heads"]
-            if not isinstance(width, int) or width < 1 or width % heads:
-                raise ConfigurationError(
-                    f"{where}: width must be a positive multiple of chapter 1's n_heads ({heads}), "
-                    f"not {width!r}"
-                )
-            run = replace(run, config=sweeps.at_width(run.config, width), off_width=True)
+        if "width" in spec:
+            try:
+                wider = sweeps.at_width(run.config, spec["width"])
+            except ValueError as err:
+                raise ConfigurationError(f"{where}: {err} (chapter 1's heads)") from err
+            run = replace(run, config=wider, off_width=True)
         planned[name] = run
     return planned
 
@@ -131,12 +172,33 @@ class Student:
     config: RunConfig
 
 
+# How a student's model is made `width` wide, per `student_scale`: chapter 1's earlier width-16 recipe
+# gives a head per 8 dimensions; chapter 1 at its own scale keeps its heads and feed-forward ratio.
+STUDENT_SCALES = {"recipe": width_config, "chapter1": sweeps.at_width}
+
+
+def student_recipe(
+    student_scale: str, recipe: Mapping[str, Any], chapter1: Mapping[str, Any]
+) -> tuple[RunConfig, Callable[[RunConfig, int], RunConfig]]:
+    """The students' base config and how it is widened: chapter 1's earlier recipe (`recipe`, chapter 1's
+    parameters with chapter 2's `chapter1_overrides`) or chapter 1 at its own scale (`chapter1`). The base
+    translates nothing yet: the chapter adds its decoding keys, evaluated every `eval.interval` updates."""
+    if student_scale not in STUDENT_SCALES:
+        raise ConfigurationError(f"student_scale: {student_scale!r} is not one of {sorted(STUDENT_SCALES)}")
+    params = recipe if student_scale == "recipe" else chapter1
+    return bivariate.base_config(params), STUDENT_SCALES[student_scale]
+
+
 def student_plan(
-    base: RunConfig, sets: Sequence[SyntheticSet], widths: Sequence[int], n_natural_pairs: int
+    base: RunConfig,
+    sets: Sequence[SyntheticSet],
+    widths: Sequence[int],
+    n_natural_pairs: int,
+    widen: Callable[[RunConfig, int], RunConfig] = width_config,
 ) -> list[Student]:
-    """En->De students of every width on natural data (capped at `n_natural_pairs`, the size of the
-    synthetic sets) and on each synthetic set; every student is evaluated on the natural test sets of
-    `base` and on the held-out part of every synthetic set."""
+    """En->De students of every width (`widen(base, width)`) on natural data (capped at `n_natural_pairs`,
+    the size of the synthetic sets) and on each synthetic set; every student is evaluated on the natural
+    test sets of `base` and on the held-out part of every synthetic set."""
     test_files = {STUDENT_DIRECTION: {s.name: str(s.heldout_path) for s in sets}}
     common = {"data.directions": [STUDENT_DIRECTION], "data.test_files": test_files}
     series = {"natural": override(base, common | {"data.max_train_pairs": n_natural_pairs})}
@@ -146,9 +208,7 @@ def student_plan(
             common
             | {"data.train_files": {STUDENT_DIRECTION: str(s.train_path)}, "data.max_train_pairs": None},
         )
-    return [
-        Student(name, width, width_config(cfg, width)) for name, cfg in series.items() for width in widths
-    ]
+    return [Student(name, width, widen(cfg, width)) for name, cfg in series.items() for width in widths]
 
 
 def decoded_plan(plan: Sequence[PlannedRun], overrides: Mapping[str, Any]) -> list[PlannedRun]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -109,21 +108,23 @@ def part_a_quoted(
 
 
 def part_b_numbers(
-    teachers: Mapping[str, Mapping[str, Any]],
     teacher_summaries: Mapping[str, RunSummary],
     sets: Sequence[SyntheticSet],
     natural_students: pd.DataFrame,
     best: pd.DataFrame,
 ) -> list[str]:
-    """Part B's "numbers behind the verdicts" as Markdown bullets: each teacher's width, loss, BLEU and chrF,
-    the synthetic sets' sizes, the students' mean loss on the natural test sets at the widest width and its
-    fall per doubling of the width (`natural_students`: `student_table` rows of the natural test sets), and
-    each series' best width (`best_width`)."""
+    """Part B's "numbers behind the verdicts" as Markdown bullets: each synthetic set's teacher (its run by
+    set name) with its width, loss, and the BLEU and chrF of its translations during training (a candidate
+    teacher's final model is scored with the candidates instead), the synthetic sets' sizes, the students'
+    mean loss on the natural test sets at the widest width and its fall per doubling of the width
+    (`natural_students`: `student_table` rows of the natural test sets), and each series' best width
+    (`best_width`)."""
 
     def scores(metric: str) -> str:
         return "; ".join(
             f"{n} {value_range(pd.Series({k: v[metric] for k, v in s.translation.items()}))}"
             for n, s in teacher_summaries.items()
+            if s.translation
         )
 
     widths = natural_students["width"]
@@ -132,7 +133,7 @@ def part_b_numbers(
     per_doubling = (narrowest - widest) / np.log2(widths.max() / widths.min())
     natural_best = best[best["test_set"].isin(set(natural_students["test_set"]))]
     teacher_losses = "; ".join(
-        f"{n} (width {teachers[n]['width']}) loss {value_range(pd.Series(s.final_loss))}"
+        f"{n} (width {s.config['model']['d_model']}) loss {value_range(pd.Series(s.final_loss))}"
         for n, s in teacher_summaries.items()
     )
     return [

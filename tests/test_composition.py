@@ -754,7 +754,10 @@ def test_the_chapter_charts_draw_a_placeholder_where_every_score_is_zero():
     spec = composition.metric_chart(scored, fits, "en-de", "l10n", "bleu").to_dict()
     assert spec["title"] == "en-de l10n (source-original)" and spec["width"] == composition.PANEL_WIDTH
     students = cell.assign(series="forward", test_set="forward")
-    assert "2 zero scores not drawn" in composition.student_quality_chart(students, "own").to_dict()["title"]
+    quality = composition.student_quality_chart(students, "own").to_dict()
+    assert "2 zero scores not drawn" in quality["title"]
+    encoding = quality["layer"][0]["encoding"]
+    assert encoding["x"]["axis"]["format"] == encoding["y"]["axis"]["format"] == ".3~g", "short tick labels"
 
 
 def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_models_bleu(monkeypatch):

@@ -148,6 +148,7 @@ def scaling_chart(
     y_title: str | None = None,
     width: int = 520,
     height: int = 320,
+    tick_format: str | None = None,
 ) -> alt.LayerChart:
     """Measured points with fitted curves dashed over them, on log-log axes by default.
 
@@ -155,6 +156,8 @@ def scaling_chart(
     fit: the fitted law evaluated on a grid: columns `x`, `y` (and `series`); drawn dashed.
     band: an uncertainty band around the fit: columns `x`, ``lower``, ``upper`` (and `series`).
     connect: also join the measured points by solid lines (learning curves, sweeps).
+    tick_format: a d3 format for both axes' tick labels; without it a panel whose points share one value
+    labels its single tick with every digit, which can widen the chart past the page.
     """
     keys = [series] if series else []
     _check_columns(points, "points", [x, y, *keys, *tooltip])
@@ -170,8 +173,9 @@ def scaling_chart(
             if log and (frame[column] <= 0).any():
                 raise ValueError(f"{name}[{column!r}] has values <= 0, which a log axis cannot show")
 
-    x_enc = alt.X(x, type="quantitative", title=x_title or x, scale=_axis_scale(log_x))
-    y_axis = {"title": y_title or y, "scale": _axis_scale(log_y)}
+    axis = alt.Axis(format=tick_format) if tick_format else alt.Undefined
+    x_enc = alt.X(x, type="quantitative", title=x_title or x, scale=_axis_scale(log_x), axis=axis)
+    y_axis = {"title": y_title or y, "scale": _axis_scale(log_y), "axis": axis}
     y_enc = alt.Y(y, type="quantitative", **y_axis)
     frames = [frame for frame, _, _ in checks]
     names = sorted(set(pd.concat([frame[series] for frame in frames]))) if series else []

@@ -63,6 +63,11 @@ def drawable(cell: pd.DataFrame, metric: str) -> pd.DataFrame:
     return panel
 
 
+# Losses (a few nats) and scores (0-100) need three significant digits; a panel of one point would otherwise
+# label its tick with all of them.
+TICK_FORMAT = ".3~g"
+
+
 def metric_chart(points: pd.DataFrame, fits: pd.DataFrame, direction: str, test_set: str, metric: str):
     """Fig. 9: `metric` (BLEU or chrF) against the loss of one direction and test set, one series per scaling
     approach, with Eq. 5 from `fits` (`bleu_fits` rows per direction and test set) where it was fitted."""
@@ -86,6 +91,7 @@ def metric_chart(points: pd.DataFrame, fits: pd.DataFrame, direction: str, test_
         y_title=METRIC_TITLES[metric],
         width=PANEL_WIDTH,
         height=200,
+        tick_format=TICK_FORMAT,
     )
 
 
@@ -102,4 +108,5 @@ def student_quality_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
         y_title="BLEU",
         width=PANEL_WIDTH,
         height=200,
+        tick_format=TICK_FORMAT,
     )

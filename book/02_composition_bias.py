@@ -59,10 +59,11 @@
 #   the caveat that these students hardly use their source. Forward-translation students learn to imitate
 #   the teacher's output (their loss on it keeps falling with width) and are far worse on natural text. A
 #   teacher that would make these tests mean something is not one of chapter 1's width-64 runs, even at
-#   64,000 updates, but the same model at twice the width: the best candidate,
-#   {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates, translates `test.l10n` at
-#   {glue:text}`candidate_bleu_best:.2f` BLEU with beam search, against a target of 10 (part B's gate). The
-#   students here do not learn from it yet: the back-translated sets need a De->En teacher of its kind.
+#   64,000 updates, but the same model at twice the width: the best En->De candidate,
+#   {glue:text}`candidate_model_best_en_de` at {glue:text}`candidate_steps_best_en_de` updates, translates
+#   `test.l10n` at {glue:text}`candidate_bleu_best_en_de:.2f` BLEU with beam search, and its De->En twin at
+#   {glue:text}`candidate_bleu_best_de_en:.2f`, against a target of 10 (part B's gates). The students here do
+#   not learn from them yet: that needs the synthetic sets of these teachers and a new series of students.
 # - **C.** Every model of the chapter is decoded across its checkpoints. On the natural test sets BLEU stays
 #   at the level an unrelated reference sentence reaches (1.3 at best, more than a quarter of the checkpoints
 #   at 0, and only 4 of 63 final scores of the depth-scaled models and teachers above the unrelated
@@ -309,18 +310,22 @@ if len(teacher_trend):
     )
 
 # %% [markdown]
-# The best candidate, {glue:text}`candidate_model_best` at {glue:text}`candidate_steps_best` updates (its loss
-# on `test.l10n` {glue:text}`candidate_loss_best:.3f` nats), translates it at
-# {glue:text}`candidate_bleu_best:.2f` BLEU (the gate above). Over the budgets of the first model with two or
-# more ({glue:text}`trend_en_de_budgets` updates) BLEU rises by {glue:text}`trend_en_de_bleu_per_doubling:.2f`
-# per doubling of the updates; on that line, a straight line in the logarithm of the budget through the points
-# measured, the target lies at about {glue:text}`trend_en_de_steps_for_target:,.0f` updates, about
-# {glue:text}`trend_en_de_hours_for_target:.1f` hours of training on one core of this machine at the longest
-# run's pace (its record's wall time per update, trunk included). Two points make a line, not a law: if the
-# gain per doubling shrinks as the model nears what its size allows, the target costs more; a wider model may
-# reach it sooner, as the table shows where the candidates include one. Until both directions have a teacher
-# past the target, the students below learn from the earlier width-16 and width-64 teachers, which do not
-# translate.
+# The best En->De candidate, {glue:text}`candidate_model_best_en_de` at
+# {glue:text}`candidate_steps_best_en_de` updates (its loss on `test.l10n`
+# {glue:text}`candidate_loss_best_en_de:.3f` nats), translates it at
+# {glue:text}`candidate_bleu_best_en_de:.2f` BLEU, and the best De->En candidate,
+# {glue:text}`candidate_model_best_de_en` at {glue:text}`candidate_steps_best_de_en` updates (loss
+# {glue:text}`candidate_loss_best_de_en:.3f` nats), at {glue:text}`candidate_bleu_best_de_en:.2f` BLEU (the
+# gates above). Over the budgets of the first model with two or more ({glue:text}`trend_en_de_budgets`
+# updates) BLEU rises by {glue:text}`trend_en_de_bleu_per_doubling:.2f` per doubling of the updates; on that
+# line, a straight line in the logarithm of the budget through the points measured, the target lies at about
+# {glue:text}`trend_en_de_steps_for_target:,.0f` updates, about {glue:text}`trend_en_de_hours_for_target:.1f`
+# hours of training on one core of this machine at the longest run's pace (its record's wall time per update,
+# trunk included). Two points make a line, not a law: if the gain per doubling shrinks as the model nears what
+# its size allows, the target costs more; a wider model may reach it sooner, as the table shows where the
+# candidates include one. The students below still learn from the earlier width-16 and width-64 teachers,
+# which do not translate: students of chapter 1's scale on the synthetic sets of the candidates that pass are
+# the next runs of part B.
 #
 # ### The teachers the students below learn from
 #

@@ -811,9 +811,12 @@ def test_candidate_teachers_are_chapter_1s_runs_and_their_gate_reads_the_final_m
     assert scores.loc[0, "loss"] == pytest.approx(4.6), "the loss at the last evaluation"
     assert scores.loc[0, "signature"].startswith("nrefs:1")
     numbers = composition.candidate_numbers(scores)
-    assert (numbers["candidate_model_best"], numbers["candidate_steps_best"]) == ("2L-3L", "800")
-    assert numbers["candidate_bleu_best"] == pytest.approx(100)
-    assert composition.candidate_numbers(scores.iloc[0:0])["candidate_model_best"] == "none"
+    assert (numbers["candidate_model_best_en_de"], numbers["candidate_steps_best_en_de"]) == ("2L-3L", "800")
+    assert numbers["candidate_bleu_best_en_de"] == pytest.approx(100)
+    assert numbers["candidate_steps_best_de_en"] == "1,600", "each direction its own best"
+    assert numbers["candidate_bleu_best_de_en"] < 10
+    empty = composition.candidate_numbers(scores.iloc[0:0])
+    assert empty["candidate_model_best_de_en"] == "none" and math.isnan(empty["candidate_bleu_best_en_de"])
     gates = composition.teacher_gates(scores, target=10)
     assert [g.passed for g in gates] == [True, False]
     assert (

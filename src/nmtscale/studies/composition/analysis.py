@@ -21,7 +21,7 @@ from nmtscale.record import RunSummary
 from nmtscale.studies import bivariate
 from nmtscale.studies.bivariate import Analysis
 from nmtscale.studies.claims import Gate
-from nmtscale.studies.composition.plan import STUDENT_DIRECTION, Student, SyntheticSet
+from nmtscale.studies.composition.plan import KINDS, STUDENT_DIRECTION, Student, SyntheticSet
 from nmtscale.studies.sweeps import PlannedRun
 
 DOMAINS = {"l10n": "software strings", "story": "game fiction", "ding": "dictionary examples"}
@@ -238,22 +238,25 @@ def candidate_scores(
 
 
 def candidate_numbers(scores: pd.DataFrame) -> dict[str, float | str]:
-    """The numbers chapter 2's prose quotes from `candidate_scores`: the best candidate's BLEU, model,
-    budget and loss (`candidate_<bleu|model|steps|loss>_best`; "none" and NaN without a candidate)."""
-    if scores.empty:
-        return {
-            "candidate_bleu_best": math.nan,
-            "candidate_model_best": "none",
-            "candidate_steps_best": "none",
-            "candidate_loss_best": math.nan,
-        }
-    best = scores.loc[scores["bleu"].idxmax()]
-    return {
-        "candidate_bleu_best": float(best["bleu"]),
-        "candidate_model_best": str(best["model"]),
-        "candidate_steps_best": f"{int(best['steps']):,}",
-        "candidate_loss_best": float(best["loss"]),
-    }
+    """The numbers chapter 2's prose quotes from `candidate_scores`: for each teacher direction (`KINDS`:
+    ``en_de``, ``de_en``), its best candidate's BLEU, model, budget and loss
+    (`candidate_<bleu|model|steps|loss>_best_<direction>`; "none" and NaN where it has no candidate)."""
+    numbers: dict[str, float | str] = {}
+    for direction, _ in KINDS.values():
+        key = direction.replace("-", "_")
+        of_direction = scores[scores["direction"] == direction]
+        if of_direction.empty:
+            best = {"bleu": math.nan, "model": "none", "steps": "none", "loss": math.nan}
+        else:
+            row = of_direction.loc[of_direction["bleu"].idxmax()]
+            best = {
+                "bleu": float(row["bleu"]),
+                "model": str(row["model"]),
+                "steps": f"{int(row['steps']):,}",
+                "loss": float(row["loss"]),
+            }
+        numbers.update({f"candidate_{name}_best_{key}": value for name, value in best.items()})
+    return numbers
 
 
 def budget_trend(scores: pd.DataFrame, target: float) -> pd.DataFrame:

@@ -106,6 +106,17 @@ def test_pair_variants_trains_a_pair_with_its_listed_variants_only():
     ], "a listed pair leaves the other pairs' runs as they were"
 
 
+def test_partial_pairs_text_names_the_variants_a_partial_pair_trains():
+    variants = {"encdec": [1, 2], "prefixlm+deep": [1, 2], "causallm+deep": [1, 2]}
+    partial = _smoke_params(variants=variants, pair_variants={"en-fr": ["encdec", "causallm+deep"]})
+    assert arch.partial_pairs_text(partial) == (
+        "English→French trains EncDec and CausalLM + Deep so far; "
+        "its other language models land as they finish."
+    )
+    assert arch.partial_pairs_text(_smoke_params(variants=variants)) == "Every pair trains every variant."
+    assert arch.variant_label("causallm_tgtonly+wide") == "CausalLM + TgtOnly + Wide"
+
+
 @pytest.mark.parametrize(
     ("chosen", "message"),
     [

@@ -84,6 +84,8 @@ from nmtscale.studies.architectures.plan import (
     pair_name,
     pair_test_sets,
     parse_variant,
+    partial_pairs_text,
+    variant_label,
     variants_by_pair,
 )
 from nmtscale.studies.architectures.verdicts import (
@@ -172,6 +174,7 @@ __all__ = [
     "pair_name",
     "pair_test_sets",
     "parse_variant",
+    "partial_pairs_text",
     "piece_shares",
     "run_table",
     "scale_gates",
@@ -179,6 +182,7 @@ __all__ = [
     "table3",
     "training_text",
     "translation_table",
+    "variant_label",
     "variants_by_pair",
     "verdict_numbers",
     "vocabulary_check",

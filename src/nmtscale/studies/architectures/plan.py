@@ -54,8 +54,13 @@ class PlannedModel:
     @property
     def label(self) -> str:
         """The paper's name: 'EncDec', 'PrefixLM + Deep', 'CausalLM + TgtOnly + Wide'."""
-        name = ARCH_NAMES[self.arch]
-        return name if self.scaling == "depth" else f"{name} + {self.scaling.capitalize()}"
+        return variant_label(self.variant)
+
+
+def variant_label(variant: str) -> str:
+    """'prefixlm+deep' -> 'PrefixLM + Deep', 'encdec' -> 'EncDec' (the paper's names)."""
+    arch, scaling = parse_variant(variant)
+    return ARCH_NAMES[arch] if scaling == "depth" else f"{ARCH_NAMES[arch]} + {scaling.capitalize()}"
 
 
 def parse_variant(variant: str) -> tuple[str, str]:
@@ -196,6 +201,21 @@ def variants_by_pair(params: Mapping[str, Any]) -> dict[str, list[str]]:
         pair: [v for v in params["variants"] if v in chosen.get(pair, params["variants"])]
         for pair in params["pairs"]
     }
+
+
+def partial_pairs_text(params: Mapping[str, Any]) -> str:
+    """For the chapter's scale paragraph, the pairs that train only some variants (`variants_by_pair`), as a
+    sentence: 'English→French trains EncDec, PrefixLM + Deep and CausalLM + Deep so far; its other language
+    models land as they finish.', or 'Every pair trains every variant.'"""
+    trained = variants_by_pair(params)
+    partial = [pair for pair in params["pairs"] if len(trained[pair]) < len(params["variants"])]
+    if not partial:
+        return "Every pair trains every variant."
+    return " ".join(
+        f"{pair_name(pair)} trains {', '.join(variant_label(v) for v in trained[pair][:-1])} and "
+        f"{variant_label(trained[pair][-1])} so far; its other language models land as they finish."
+        for pair in partial
+    )
 
 
 def bilingual_plans(params: Mapping[str, Any]) -> tuple[list[PlannedModel], list[PlannedModel]]:

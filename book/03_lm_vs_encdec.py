@@ -102,12 +102,11 @@
 # TopOnly, CausalLM and CausalLM + TgtOnly, each trained once per pair, and {glue:text}`n_seeds` seeds of
 # EncDec sizes {glue:text}`noise_sizes` per pair for the noise; chapter 1's En→De EncDec runs and seed repeats
 # come from the run store. The budget check trains {glue:text}`budget_checked` again for
-# {glue:text}`budget_steps` updates. English→French, which the chapter showed at an earlier width-16 recipe,
-# is being trained at this one and lands next. Training took {glue:text}`training_text` (one thread per run,
-# two runs side by side on this 2-core AMD EPYC; chapter 1's runs counted where they serve here); re-executing
-# the chapter with every run stored takes minutes (the last line of the chapter). The paper trained models of
-# up to 26 layers per side at Transformer base/big width on millions of WMT pairs; ours are three to four
-# orders of magnitude smaller.
+# {glue:text}`budget_steps` updates. {glue:text}`partial_pairs_text` Training took
+# {glue:text}`training_text` (one thread per run, two runs side by side on this 2-core AMD EPYC; chapter 1's
+# runs counted where they serve here); re-executing the chapter with every run stored takes minutes (the last
+# line of the chapter). The paper trained models of up to 26 layers per side at Transformer base/big width on
+# millions of WMT pairs; ours are three to four orders of magnitude smaller.
 
 # %% tags=["parameters"]
 # Filled from params/03_lm_vs_encdec/<scale>.yaml by `python -m nmtscale book run --scale <scale>`.
@@ -523,6 +522,7 @@ for name, values in {
 for name, value in arch.lm_sizes_text(table).items():
     glue(name, value, display=False)
 glue("n_seeds", str(len(noise_seeds)), display=False)
+glue("partial_pairs_text", arch.partial_pairs_text(params), display=False)
 glue("alpha_interval_width", arch.alpha_interval_width(exponents), display=False)
 glue("training_text", arch.training_text([table, noise_table, long_table], [ml, transfer]), display=False)
 if len(long_table):

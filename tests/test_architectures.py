@@ -746,6 +746,19 @@ def test_bilingual_claims_are_judged_per_language_pair():
     assert "Target-original sentences are harder to model (en-fr)" not in result.index  # no such test set
     # bilingual claims per pair (en-fr has no target-original rows), then compute, multilingual, transfer
     assert len(result) == 2 * 15 - 2 + 8
+    # each pair judged against its own seed noise: en-fr's, large enough to hide its CausalLM gap at size 1
+    # (0.3 nats), leaves en-de's verdicts and noise as they were
+    own = claims.table(
+        arch.claims(
+            two_pairs, 0.06, exponents, settings, compute, ml, transfer, None, {"en-de": 0.005, "en-fr": 0.2}
+        )
+    ).set_index("claim")
+    en_de = [claim for claim in result.index if claim.endswith("(en-de)")]
+    assert own.loc[en_de, "verdict"].tolist() == result.loc[en_de, "verdict"].tolist()
+    assert "seed std 0.0050" in own.loc["CausalLM is behind EncDec (en-de)", "noise"]
+    assert "seed std 0.2000" in own.loc["CausalLM is behind EncDec (en-fr)", "noise"]
+    transfer_claim = next(claim for claim in own.index if claim.startswith("Low-resource transfer"))
+    assert "seed std 0.0600" in own.loc[transfer_claim, "noise"]
 
 
 def test_the_gap_claim_is_judged_again_at_the_budget_check():

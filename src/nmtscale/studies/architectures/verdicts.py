@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +67,7 @@ def claims(
     multilingual: pd.DataFrame,
     transfer: pd.DataFrame,
     longer: pd.DataFrame | None = None,
+    pair_seed_std: Mapping[str, float] | None = None,
 ) -> list[Claim]:
     """The chapter's claims, each graded by the rule it states.
 
@@ -79,9 +80,12 @@ def claims(
     measured tokens_per_s; multilingual, transfer: `translation_table` rows (transfer: the low-resource
     direction's); longer: the budget check's `run_table` rows, where some pair has EncDec and a language
     model at two sizes there: "the gap narrows" judged again at that budget, as a claim of its own.
+    pair_seed_std: each pair's own seed std (its EncDec repeats'), against which that pair's bilingual claims
+    are judged, so that adding a pair leaves the others' verdicts alone; a pair it does not name, and the
+    multilingual and transfer claims, take `seed_std`.
     """
-    noise = Noise(difference_noise(seed_std), f"2 std of a difference of two runs (seed std {seed_std:.4f})")
-    change_noise = Noise(4 * seed_std, f"2 std of a change between two differences (seed std {seed_std:.4f})")
+    noises = {pair: _noises(std) for pair, std in (pair_seed_std or {}).items()}
+    pooled = _noises(seed_std)
     found: list[Claim] = []
     if "group" in table:
         for pair in table["group"].unique():
@@ -91,27 +95,34 @@ def claims(
                     table[table["group"] == pair],
                     exponents[exponents["group"] == pair],
                     settings[settings["group"] == pair],
-                    noise,
-                    change_noise,
+                    *noises.get(pair, pooled),
                 )
             ]
     else:
-        found += _bilingual_claims(table, exponents, settings, noise, change_noise)
+        found += _bilingual_claims(table, exponents, settings, *pooled)
     for pair, rows in [] if longer is None else longer.groupby("group", sort=False):
         if (
             rows["size"].nunique() > 1
             and (rows["variant"] == ENCDEC).any()
             and (rows["variant"] != ENCDEC).any()
         ):
-            claim = _gap_narrows_claim(_pair_runs(rows, noise, change_noise))
+            claim = _gap_narrows_claim(_pair_runs(rows, *noises.get(pair, pooled)))
             steps = f"{int(rows['steps'].max()):,} updates"
             found.append(dataclasses.replace(claim, claim=f"{claim.claim} ({pair}, at {steps})"))
     return [
         *found,
         _compute_claim(compute),
-        *_multilingual_claims(multilingual, noise),
-        _transfer_claim(transfer, noise),
+        *_multilingual_claims(multilingual, pooled[0]),
+        _transfer_claim(transfer, pooled[0]),
     ]
+
+
+def _noises(seed_std: float) -> tuple[Noise, Noise]:
+    """The noise of a difference between two runs and of a change between two differences, at `seed_std`."""
+    return (
+        Noise(difference_noise(seed_std), f"2 std of a difference of two runs (seed std {seed_std:.4f})"),
+        Noise(4 * seed_std, f"2 std of a change between two differences (seed std {seed_std:.4f})"),
+    )
 
 
 def difference_noise(seed_std: float) -> float:

@@ -62,6 +62,7 @@
 #   time. CausalLM + Deep's gap at twice the budget moves from
 #   {glue:text}`budget_gap_smallest_causallm_deep:.3f` to {glue:text}`budget_gap_largest_causallm_deep:.3f`,
 #   within the noise of a change. Both verdicts stand in the table, one per budget.
+#   {glue:text}`other_pairs_text`
 # - **The orderings at a fixed size mostly reproduce.** CausalLM is the furthest behind
 #   ({glue:text}`gap_min_causallm_deep:.2f`-{glue:text}`gap_max_causallm_deep:.2f` nats); dropping its
 #   source-side loss (TgtOnly) recovers most of that and leaves it level with PrefixLM. With one layer the two
@@ -527,6 +528,7 @@ for name, value in arch.lm_sizes_text(table).items():
     glue(name, value, display=False)
 glue("n_seeds", str(len(noise_seeds)), display=False)
 glue("partial_pairs_text", arch.partial_pairs_text(params), display=False)
+glue("other_pairs_text", arch.other_pairs_text(table), display=False)
 glue("alpha_interval_width", arch.alpha_interval_width(exponents), display=False)
 glue("training_text", arch.training_text([table, noise_table, long_table], [ml, transfer]), display=False)
 if len(long_table):

@@ -787,6 +787,20 @@ def test_the_gap_claim_is_judged_again_at_the_budget_check():
     assert len(claims.table(arch.claims(*judged))) == len(result) - 1
 
 
+def test_other_pairs_text_gives_each_later_pairs_gaps_at_its_smallest_and_largest_size():
+    rows = _family_rows("en-de", "EncDec", {1: 3.5, 4: 3.2}) + _family_rows(
+        "en-de", arch.PREFIX_DEEP, {1: 3.6, 4: 3.3}
+    )
+    assert arch.other_pairs_text(pd.DataFrame(rows)) == ""  # the main pair alone
+    rows += _family_rows("en-fr", "EncDec", {1: 3.0, 2: 2.9, 4: 2.8})
+    rows += _family_rows("en-fr", arch.PREFIX_DEEP, {1: 3.1, 2: 2.95, 4: 2.85})
+    rows += _family_rows("en-fr", arch.CAUSAL_DEEP, {1: 3.3, 2: 3.0})
+    assert arch.other_pairs_text(pd.DataFrame(rows)) == (
+        "On English→French, the gap to EncDec goes from +0.300 nats at size 1 to +0.100 at size 2 for "
+        "CausalLM + Deep and from +0.100 at size 1 to +0.050 at size 4 for PrefixLM + Deep."
+    )
+
+
 def test_transfer_compares_each_lm_with_the_encdec_of_its_size():
     """PrefixLM ahead of the EncDec of its own size at size 2 only: a mean over sizes would hide it."""
     table, exponents, settings, compute, ml, transfer = synthetic_results()

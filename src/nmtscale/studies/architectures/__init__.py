@@ -105,6 +105,7 @@ from nmtscale.studies.architectures.verdicts import (
     headline_numbers,
     listed,
     lm_sizes_text,
+    other_pairs_text,
     training_text,
     verdict_numbers,
 )
@@ -171,6 +172,7 @@ __all__ = [
     "multilingual_budget_plan",
     "multilingual_plans",
     "non_embedding_params",
+    "other_pairs_text",
     "pair_name",
     "pair_test_sets",
     "parse_variant",

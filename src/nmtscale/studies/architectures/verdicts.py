@@ -20,7 +20,7 @@ from nmtscale.studies.architectures.analysis import (
     worker_minutes,
 )
 from nmtscale.studies.architectures.evaluation import LENGTH_BUCKETS
-from nmtscale.studies.architectures.plan import ARCH_NAMES
+from nmtscale.studies.architectures.plan import ARCH_NAMES, pair_name
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
@@ -247,6 +247,24 @@ def gap_ends(table: pd.DataFrame, prefix: str = "gap") -> dict[str, float]:
         numbers[f"{prefix}_smallest_{glue_name(variant)}"] = float(rows["gap"].iloc[0])
         numbers[f"{prefix}_largest_{glue_name(variant)}"] = float(rows["gap"].iloc[-1])
     return numbers
+
+
+def other_pairs_text(table: pd.DataFrame) -> str:
+    """For the chapter's summary, the pairs after the main one (the `run_table`'s first group), a sentence
+    each: every language model's gap to EncDec (mean loss over test sets) at its smallest and its largest
+    size, e.g. 'On English→French, the gap to EncDec goes from +0.260 nats at size 1 to +0.304 at size 8 for
+    CausalLM + Deep and from +0.071 at size 1 to +0.090 at size 8 for PrefixLM + Deep.'; '' with one pair."""
+    sentences = []
+    for pair in table["group"].unique()[1:]:
+        gaps = gaps_to_encdec(table[table["group"] == pair]).sort_values("size")
+        parts = [
+            f"from {rows['gap'].iloc[0]:+.3f}{' nats' if not i else ''} at size {int(rows['size'].iloc[0])} "
+            f"to {rows['gap'].iloc[-1]:+.3f} at size {int(rows['size'].iloc[-1])} for {variant}"
+            for i, (variant, rows) in enumerate(gaps.groupby("variant"))
+        ]
+        if parts:
+            sentences.append(f"On {pair_name(pair)}, the gap to EncDec goes {listed(parts)}.")
+    return " ".join(sentences)
 
 
 def listed(values: Sequence) -> str:

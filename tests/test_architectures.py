@@ -746,8 +746,8 @@ def test_bilingual_claims_are_judged_per_language_pair():
     assert "Target-original sentences are harder to model (en-fr)" not in result.index  # no such test set
     # bilingual claims per pair (en-fr has no target-original rows), then compute, multilingual, transfer
     assert len(result) == 2 * 15 - 2 + 8
-    # each pair judged against its own seed noise: en-fr's, large enough to hide its CausalLM gap at size 1
-    # (0.3 nats), leaves en-de's verdicts and noise as they were
+    # each pair judged against its own seed noise: a far larger one on en-fr (and a pooled one for the
+    # multilingual and transfer claims) leaves en-de's verdicts and noise as they were
     own = claims.table(
         arch.claims(
             two_pairs, 0.06, exponents, settings, compute, ml, transfer, None, {"en-de": 0.005, "en-fr": 0.2}

@@ -203,6 +203,12 @@ def variants_by_pair(params: Mapping[str, Any]) -> dict[str, list[str]]:
     }
 
 
+def listed(values: Sequence) -> str:
+    """[1, 2, 4] -> '1, 2 and 4'; one value alone as itself."""
+    texts = [str(v) for v in values]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
 def partial_pairs_text(params: Mapping[str, Any]) -> str:
     """For the chapter's scale paragraph, the pairs that train only some variants (`variants_by_pair`), as a
     sentence: 'English→French trains EncDec, PrefixLM + Deep and CausalLM + Deep so far; its other language
@@ -212,8 +218,8 @@ def partial_pairs_text(params: Mapping[str, Any]) -> str:
     if not partial:
         return "Every pair trains every variant."
     return " ".join(
-        f"{pair_name(pair)} trains {', '.join(variant_label(v) for v in trained[pair][:-1])} and "
-        f"{variant_label(trained[pair][-1])} so far; its other language models land as they finish."
+        f"{pair_name(pair)} trains {listed([variant_label(v) for v in trained[pair]])} so far; its other "
+        "language models land as they finish."
         for pair in partial
     )
 

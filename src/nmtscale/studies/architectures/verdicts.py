@@ -20,7 +20,7 @@ from nmtscale.studies.architectures.analysis import (
     worker_minutes,
 )
 from nmtscale.studies.architectures.evaluation import LENGTH_BUCKETS
-from nmtscale.studies.architectures.plan import ARCH_NAMES, pair_name
+from nmtscale.studies.architectures.plan import ARCH_NAMES, listed, pair_name
 from nmtscale.studies.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
@@ -265,12 +265,6 @@ def other_pairs_text(table: pd.DataFrame) -> str:
         if parts:
             sentences.append(f"On {pair_name(pair)}, the gap to EncDec goes {listed(parts)}.")
     return " ".join(sentences)
-
-
-def listed(values: Sequence) -> str:
-    """[1, 2, 4] -> '1, 2 and 4'; one value alone as itself."""
-    texts = [str(v) for v in values]
-    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
 def lm_sizes_text(table: pd.DataFrame, min_sizes: int = 4) -> dict[str, str]:

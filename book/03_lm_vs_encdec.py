@@ -242,16 +242,19 @@ per_run.reset_index(drop=True).round({"tokens_per_s": 0, "wall_time_s": 0})
 # EncDec models trained with several seeds, on each pair, give the noise level against which differences
 # between architectures are judged (each pair's bilingual claims against its own repeats, so that a pair that
 # lands leaves the others' verdicts alone; the multilingual ones against all of them), and the size of the
-# perturbations for the uncertainty of the fits.
+# perturbations for the uncertainty of each pair's fits (its own seed std, relative to its mean loss).
 
 # %%
 noise_table = arch.run_table(noise_plan, noise_summaries, plain_test_sets=True)
 noise = noise_table.groupby(["group", "size", "test_set"])["loss"].agg(["std", "count"]).reset_index()
 seed_std = float(noise["std"].mean())
 pair_seed_std = noise.groupby("group")["std"].mean().to_dict()
-relative_sigma = seed_std / float(table["loss"].mean())
-print(f"seed standard deviation of the final loss: {seed_std:.4f} nats (relative {relative_sigma:.2e})")
-print("per pair: " + ", ".join(f"{pair} {std:.4f}" for pair, std in pair_seed_std.items()))
+relative_sigma = arch.relative_seed_sigma(table, pair_seed_std)
+print(f"seed standard deviation of the final loss: {seed_std:.4f} nats (pooled over the pairs)")
+print(
+    "per pair (relative to its mean loss: the fits' perturbations): "
+    + ", ".join(f"{pair} {std:.4f} ({relative_sigma[pair]:.2e})" for pair, std in pair_seed_std.items())
+)
 noise.pivot_table(index=["group", "size"], columns="test_set", values="std")[TEST_SETS]
 
 # %% [markdown]

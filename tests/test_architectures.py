@@ -334,6 +334,31 @@ def test_eq7_fits_recover_the_law_and_name_parameters_as_the_paper():
         arch.fit_power_laws(points.iloc[:2], ["variant"], n0, 0.001)
 
 
+def test_eq7_intervals_take_each_pairs_own_perturbation_size():
+    n0 = 1000.0
+    n = np.array([1000.0, 2000.0, 4000.0, 8000.0])
+    truth = {"alpha": 0.8, "p": 0.4, "L_inf": 2.0}
+    loss = laws.power_law(n0)(pd.DataFrame({"N": n}), truth)
+    points = pd.concat(
+        [pd.DataFrame({"group": g, "variant": "EncDec", "N": n, "loss": loss}) for g in ("a", "b")]
+    )
+
+    def widths(sigma):
+        fits = arch.fit_power_laws(points, ["group", "variant"], n0, sigma, n_samples=12)
+        params = arch.law_parameters(fits).set_index("group")
+        return params["alpha_upper"] - params["alpha_lower"]
+
+    pooled = widths(0.002)
+    per_pair = widths({"a": 0.002, "b": 0.02})
+    # pair a keeps its own noise's intervals, whatever pair b's noise; pair b's widen with its noise
+    assert per_pair["a"] == pytest.approx(pooled["a"], rel=1e-6)
+    assert per_pair["b"] > 3 * pooled["b"]
+    with pytest.raises(KeyError, match="group 'b'"):
+        widths({"a": 0.002})
+    table = pd.DataFrame({"group": ["a", "a", "b"], "loss": [2.0, 4.0, 5.0]})
+    assert arch.relative_seed_sigma(table, {"a": 0.03, "b": 0.05}) == pytest.approx({"a": 0.01, "b": 0.01})
+
+
 def test_table3_takes_supervised_deltas_against_encdec():
     rows = []
     for variant, supervised, zero_shot_off in (("EncDec", 10.0, 0.5), ("PrefixLM + Deep", 9.0, 0.2)):

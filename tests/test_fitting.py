@@ -607,6 +607,10 @@ def test_restarted_refits_in_workers_match_the_refits_in_this_process():
     pd.testing.assert_frame_equal(shared.samples, here.samples, rtol=1e-6)
     with pytest.raises(ValueError, match="start_stride"):
         uncertainty.restarted_in_workers([fit], [(laws.power_law, (1e6,))], "bootstrap", 6, start_stride=0)
+    with pytest.raises(ValueError, match="1 fits but 2 relative sigmas"):
+        uncertainty.restarted_in_workers(
+            [fit], [(laws.power_law, (1e6,))], "perturbation", 4, 2, [0.01, 0.02]
+        )
 
 
 def test_learning_curve_fit_recovers_the_capacity_exponents_from_unfinished_runs():

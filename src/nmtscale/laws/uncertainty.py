@@ -114,7 +114,7 @@ def restarted_in_workers(
     kind: str,
     n_samples: int,
     seed: int = 0,
-    relative_sigma: float = 0.01,
+    relative_sigma: float | Sequence[float] = PERTURBATION_SIGMA,
     workers: int = 1,
     start_stride: int = 1,
     batched_refits: bool | None = None,
@@ -126,7 +126,8 @@ def restarted_in_workers(
     A fit holds its law's functions, which do not pickle, so each law travels as a module-level factory and
     its arguments, e.g. ``(laws.bivariate_law, (ne_bar, nd_bar))``; the fits must come from
     `fitting.fit_multistart` with its defaults, which each worker repeats before refitting. `batched_refits`
-    overrides the refits' `batched` choice (None: the law's default)."""
+    overrides the refits' `batched` choice (None: the law's default). `relative_sigma` (perturbation): one for
+    every fit, or one per fit (fits whose data are noisier than others')."""
     if kind not in ("bootstrap", "perturbation"):
         raise ValueError(f"kind must be 'bootstrap' or 'perturbation', not {kind!r}")
     if len(fits) != len(law_factories):
@@ -134,9 +135,12 @@ def restarted_in_workers(
     _check_samples(n_samples)
     if start_stride < 1:
         raise ValueError(f"start_stride must be at least 1, got {start_stride}")
+    sigmas = [relative_sigma] * len(fits) if isinstance(relative_sigma, float | int) else list(relative_sigma)
+    if len(sigmas) != len(fits):
+        raise ValueError(f"{len(fits)} fits but {len(sigmas)} relative sigmas")
     jobs = [
-        (factory, args, fit.x, fit.y, kind, n_samples, seed, relative_sigma, start_stride, batched_refits)
-        for fit, (factory, args) in zip(fits, law_factories, strict=True)
+        (factory, args, fit.x, fit.y, kind, n_samples, seed, sigma, start_stride, batched_refits)
+        for fit, (factory, args), sigma in zip(fits, law_factories, sigmas, strict=True)
     ]
     refits = pool.parallel_map(_restarted_refits, jobs, workers)
     return [Uncertainty(fit, *refit) for fit, refit in zip(fits, refits, strict=True)]

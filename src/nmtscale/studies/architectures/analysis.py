@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,7 +165,7 @@ def fit_power_laws(
     points: pd.DataFrame,
     by: Sequence[str],
     n0: float,
-    relative_sigma: float,
+    relative_sigma: float | Mapping[Any, float],
     n_samples: int = 0,
     seed: int = 0,
     workers: int = 1,
@@ -174,23 +174,45 @@ def fit_power_laws(
     `by` by the robust multi-start fit from the law's start grid. With `n_samples` > 1 the uncertainty
     refits on losses perturbed by Gaussian noise of `relative_sigma` x loss, each refit restarted from the
     whole grid: with as few points as parameters a warm-started refit stays in the first fit's valley and
-    understates the spread tenfold or more. The groups' refits run in `workers` processes. Groups need >= 3
-    points."""
+    understates the spread tenfold or more. `relative_sigma` is one for every group, or a mapping from a
+    value of the first `by` column (chapter 3: the language pair, each with its own seed noise) to its
+    group's. The groups' refits run in `workers` processes. Groups need >= 3 points."""
     groups = list(points.dropna(subset=["loss"]).groupby(list(by), sort=False))
     for values, group in groups:
         if len(group) < 3:
             raise ValueError(f"group {values}: {len(group)} points; Eq. 7 has 3 parameters")
+    keys = [
+        dict(zip(by, values if isinstance(values, tuple) else (values,), strict=True)) for values, _ in groups
+    ]
     law = _eq7(n0)
     fits = [fitting.fit_multistart(law, group[["N"]], group["loss"].to_numpy()) for _, group in groups]
     spreads: list[uncertainty.Uncertainty | None] = [None] * len(fits)
     if n_samples > 1:
         spreads = uncertainty.restarted_in_workers(
-            fits, [(_eq7, (n0,))] * len(fits), "perturbation", n_samples, seed, relative_sigma, workers
+            fits,
+            [(_eq7, (n0,))] * len(fits),
+            "perturbation",
+            n_samples,
+            seed,
+            [_group_sigma(relative_sigma, key[by[0]], by[0]) for key in keys],
+            workers,
         )
-    return [
-        LawFit(dict(zip(by, values if isinstance(values, tuple) else (values,), strict=True)), fit, spread)
-        for (values, _), fit, spread in zip(groups, fits, spreads, strict=True)
-    ]
+    return [LawFit(key, fit, spread) for key, fit, spread in zip(keys, fits, spreads, strict=True)]
+
+
+def _group_sigma(relative_sigma: float | Mapping[Any, float], value: Any, column: str) -> float:
+    if not isinstance(relative_sigma, Mapping):
+        return float(relative_sigma)
+    if value not in relative_sigma:
+        raise KeyError(f"no relative sigma for {column} {value!r} (given: {sorted(relative_sigma)})")
+    return float(relative_sigma[value])
+
+
+def relative_seed_sigma(table: pd.DataFrame, seed_std: Mapping[str, float]) -> dict[str, float]:
+    """Each pair's seed std relative to its mean final loss (`run_table`'s group and loss): the size of the
+    perturbations for the uncertainty of that pair's fits."""
+    mean_loss = table.groupby("group")["loss"].mean()
+    return {pair: float(std / mean_loss[pair]) for pair, std in seed_std.items() if pair in mean_loss}
 
 
 def _eq7(n0: float) -> laws.Law:

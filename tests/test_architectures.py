@@ -820,9 +820,18 @@ def test_other_pairs_text_gives_each_later_pairs_gaps_at_its_smallest_and_larges
     rows += _family_rows("en-fr", "EncDec", {1: 3.0, 2: 2.9, 4: 2.8})
     rows += _family_rows("en-fr", arch.PREFIX_DEEP, {1: 3.1, 2: 2.95, 4: 2.85})
     rows += _family_rows("en-fr", arch.CAUSAL_DEEP, {1: 3.3, 2: 3.0})
-    assert arch.other_pairs_text(pd.DataFrame(rows)) == (
+    table = pd.DataFrame(rows)
+    table["arch"] = table["variant"].str.split(" + ", regex=False).str[0].str.lower()
+    table["scaling"] = table["variant"].str.extract(r"\+ (Deep|Wide)$")[0].str.lower().fillna("depth")
+    assert arch.other_pairs_text(table) == (
         "On English→French, the gap to EncDec goes from +0.300 nats at size 1 to +0.100 at size 2 for "
         "CausalLM + Deep and from +0.100 at size 1 to +0.050 at size 4 for PrefixLM + Deep."
+    )
+    # PrefixLM trained both ways on the second pair: the Wide-minus-Deep sentence follows
+    wide = pd.DataFrame(_family_rows("en-fr", "PrefixLM + Wide", {4: 2.9, 1: 3.2}))
+    wide["arch"], wide["scaling"] = "prefixlm", "wide"
+    assert arch.other_pairs_text(pd.concat([table, wide])).endswith(
+        " LM + Wide's loss minus LM + Deep's goes from +0.100 at size 1 to +0.050 at size 4 for PrefixLM."
     )
 
 

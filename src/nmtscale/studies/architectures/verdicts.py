@@ -250,21 +250,40 @@ def gap_ends(table: pd.DataFrame, prefix: str = "gap") -> dict[str, float]:
 
 
 def other_pairs_text(table: pd.DataFrame) -> str:
-    """For the chapter's summary, the pairs after the main one (the `run_table`'s first group), a sentence
-    each: every language model's gap to EncDec (mean loss over test sets) at its smallest and its largest
-    size, e.g. 'On English→French, the gap to EncDec goes from +0.260 nats at size 1 to +0.304 at size 8 for
-    CausalLM + Deep and from +0.071 at size 1 to +0.090 at size 8 for PrefixLM + Deep.'; '' with one pair."""
+    """For the chapter's summary, the pairs after the main one (the `run_table`'s first group): every language
+    model's gap to EncDec (mean loss over test sets) at its smallest and its largest size, e.g. 'On
+    English→French, the gap to EncDec goes from +0.260 nats at size 1 to +0.304 at size 8 for CausalLM + Deep
+    and from +0.071 at size 1 to +0.090 at size 8 for PrefixLM + Deep.', and where an architecture was trained
+    both ways, LM + Wide's loss minus LM + Deep's likewise; '' with one pair."""
     sentences = []
     for pair in table["group"].unique()[1:]:
-        gaps = gaps_to_encdec(table[table["group"] == pair]).sort_values("size")
+        rows = table[table["group"] == pair]
+        gaps = gaps_to_encdec(rows).sort_values("size")
         parts = [
-            f"from {rows['gap'].iloc[0]:+.3f}{' nats' if not i else ''} at size {int(rows['size'].iloc[0])} "
-            f"to {rows['gap'].iloc[-1]:+.3f} at size {int(rows['size'].iloc[-1])} for {variant}"
-            for i, (variant, rows) in enumerate(gaps.groupby("variant"))
+            _from_smallest_to_largest(group.set_index("size")["gap"], variant, nats=not i)
+            for i, (variant, group) in enumerate(gaps.groupby("variant"))
         ]
         if parts:
             sentences.append(f"On {pair_name(pair)}, the gap to EncDec goes {listed(parts)}.")
+        wide_deep = wide_minus_deep(rows)
+        if not wide_deep.empty:
+            parts = [
+                _from_smallest_to_largest(
+                    per.droplevel(["group", "arch"]).sort_index(), ARCH_NAMES[arch_name]
+                )
+                for arch_name, per in wide_deep.groupby(level="arch")
+            ]
+            sentences.append(f"LM + Wide's loss minus LM + Deep's goes {listed(parts)}.")
     return " ".join(sentences)
+
+
+def _from_smallest_to_largest(by_size: pd.Series, name: str, nats: bool = False) -> str:
+    """'from +0.071 nats at size 1 to +0.090 at size 8 for PrefixLM + Deep' from values indexed by size."""
+    first, last = by_size.index[0], by_size.index[-1]
+    return (
+        f"from {by_size.iloc[0]:+.3f}{' nats' if nats else ''} at size {int(first)} "
+        f"to {by_size.iloc[-1]:+.3f} at size {int(last)} for {name}"
+    )
 
 
 def lm_sizes_text(table: pd.DataFrame, min_sizes: int = 4) -> dict[str, str]:

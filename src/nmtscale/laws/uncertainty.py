@@ -135,7 +135,7 @@ def restarted_in_workers(
     _check_samples(n_samples)
     if start_stride < 1:
         raise ValueError(f"start_stride must be at least 1, got {start_stride}")
-    sigmas = [relative_sigma] * len(fits) if isinstance(relative_sigma, float | int) else list(relative_sigma)
+    sigmas = list(relative_sigma) if isinstance(relative_sigma, Sequence) else [relative_sigma] * len(fits)
     if len(sigmas) != len(fits):
         raise ValueError(f"{len(fits)} fits but {len(sigmas)} relative sigmas")
     jobs = [

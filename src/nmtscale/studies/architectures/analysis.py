@@ -210,7 +210,7 @@ def _group_sigma(relative_sigma: float | Mapping[Any, float], value: Any, column
 
 def relative_seed_sigma(table: pd.DataFrame, seed_std: Mapping[str, float]) -> dict[str, float]:
     """Each pair's seed std relative to its mean final loss (`run_table`'s group and loss): the size of the
-    perturbations for the uncertainty of that pair's fits."""
+    perturbations for the uncertainty of that pair's fits. A pair without rows has no fits and gets none."""
     mean_loss = table.groupby("group")["loss"].mean()
     return {pair: float(std / mean_loss[pair]) for pair, std in seed_std.items() if pair in mean_loss}
 

@@ -68,10 +68,9 @@
 #   source-side loss (TgtOnly) recovers most of that and leaves it level with PrefixLM. With one layer the two
 #   are the same network (a target position sees only the source embeddings, whatever the mask over the
 #   source: their losses agree to the last digit), and at the larger sizes they stay within the noise, so the
-#   causal mask itself costs nothing we can measure. LM + Deep is ahead of LM + Wide beyond the noise at size
-#   2 in all four architectures and at the smallest size in one; the paper says the difference fades at scale,
-#   but at size 8 it is larger than at size 1 for PrefixLM, PrefixLM + TopOnly and CausalLM + TgtOnly (the
-#   table: not reproduced). TopOnly is behind full PrefixLM at the smallest size, not ahead.
+#   causal mask itself costs nothing we can measure. {glue:text}`deep_wide_text` The paper says the
+#   difference fades at scale; the verdict table judges it. TopOnly is behind full PrefixLM at the smallest
+#   size, not ahead.
 # - **Eq. 7 fits with four sizes.** With three parameters and four points per family, the exponents' 95%
 #   intervals are {glue:text}`alpha_interval_width:.3f` wide (median), narrow enough to compare: the exponent
 #   moves with the evaluation setting (source- vs target-original, source length) by more than its intervals,
@@ -532,6 +531,7 @@ for name, value in arch.lm_sizes_text(table).items():
 glue("n_seeds", str(len(noise_seeds)), display=False)
 glue("partial_pairs_text", arch.partial_pairs_text(params), display=False)
 glue("other_pairs_text", arch.other_pairs_text(table), display=False)
+glue("deep_wide_text", arch.deep_wide_text(table, pair_seed_std), display=False)
 glue("alpha_interval_width", arch.alpha_interval_width(exponents), display=False)
 glue("training_text", arch.training_text([table, noise_table, long_table], [ml, transfer]), display=False)
 if len(long_table):

@@ -812,6 +812,16 @@ def test_the_gap_claim_is_judged_again_at_the_budget_check():
     assert len(claims.table(arch.claims(*judged))) == len(result) - 1
 
 
+def _with_arch_and_scaling(rows):
+    """`_family_rows` as a table with the `arch` and `scaling` columns that `run_table` derives."""
+    keys = ["encdec"] + [f"{a}+{sc}" for a in arch.ARCH_NAMES if a != "encdec" for sc in arch.SCALINGS]
+    parsed = {arch.variant_label(key): arch.parse_variant(key) for key in keys}
+    table = pd.DataFrame(rows)
+    table["arch"] = table["variant"].map(lambda label: parsed[label][0])
+    table["scaling"] = table["variant"].map(lambda label: parsed[label][1])
+    return table
+
+
 def test_other_pairs_text_gives_each_later_pairs_gaps_at_its_smallest_and_largest_size():
     rows = _family_rows("en-de", "EncDec", {1: 3.5, 4: 3.2}) + _family_rows(
         "en-de", arch.PREFIX_DEEP, {1: 3.6, 4: 3.3}
@@ -820,16 +830,13 @@ def test_other_pairs_text_gives_each_later_pairs_gaps_at_its_smallest_and_larges
     rows += _family_rows("en-fr", "EncDec", {1: 3.0, 2: 2.9, 4: 2.8})
     rows += _family_rows("en-fr", arch.PREFIX_DEEP, {1: 3.1, 2: 2.95, 4: 2.85})
     rows += _family_rows("en-fr", arch.CAUSAL_DEEP, {1: 3.3, 2: 3.0})
-    table = pd.DataFrame(rows)
-    table["arch"] = table["variant"].str.split(" + ", regex=False).str[0].str.lower()
-    table["scaling"] = table["variant"].str.extract(r"\+ (Deep|Wide)$")[0].str.lower().fillna("depth")
+    table = _with_arch_and_scaling(rows)
     assert arch.other_pairs_text(table) == (
         "On English→French, the gap to EncDec goes from +0.300 nats at size 1 to +0.100 at size 2 for "
         "CausalLM + Deep and from +0.100 at size 1 to +0.050 at size 4 for PrefixLM + Deep."
     )
     # PrefixLM trained both ways on the second pair: the Wide-minus-Deep sentence follows
-    wide = pd.DataFrame(_family_rows("en-fr", "PrefixLM + Wide", {4: 2.9, 1: 3.2}))
-    wide["arch"], wide["scaling"] = "prefixlm", "wide"
+    wide = _with_arch_and_scaling(_family_rows("en-fr", arch.PREFIX_WIDE, {4: 2.9, 1: 3.2}))
     assert arch.other_pairs_text(pd.concat([table, wide])).endswith(
         " LM + Wide's loss minus LM + Deep's goes from +0.100 at size 1 to +0.050 at size 4 for PrefixLM."
     )
@@ -1125,3 +1132,29 @@ def test_claims_judge_each_family_up_to_its_own_largest_size():
             before[unchanged].measured,
             before[unchanged].verdict,
         ), unchanged
+
+
+def test_deep_wide_text_counts_the_main_pairs_architectures_beyond_its_own_noise():
+    rows = []
+    for variant, losses in {
+        arch.PREFIX_DEEP: {1: 3.50, 2: 3.30, 4: 3.10},
+        arch.PREFIX_WIDE: {1: 3.51, 2: 3.35, 4: 3.20},  # behind by 0.01, 0.05, 0.10: grows by 0.09
+        arch.CAUSAL_DEEP: {1: 3.70, 2: 3.50, 4: 3.30},
+        "CausalLM + Wide": {1: 3.80, 2: 3.57},  # behind by 0.10, 0.07: within the change noise
+        arch.TGTONLY_DEEP: {1: 3.60, 2: 3.40},
+        "CausalLM + TgtOnly + Wide": {1: 3.70, 2: 3.42},  # behind by 0.10, 0.02: shrinks by 0.08
+    }.items():
+        rows += _family_rows("en-de", variant, losses)
+    rows += _family_rows("en-fr", arch.PREFIX_DEEP, {1: 3.0}) + _family_rows(
+        "en-fr", arch.PREFIX_WIDE, {1: 3.5}
+    )
+    table = _with_arch_and_scaling(rows)
+    # en-de's noise 2 sqrt(2) 0.01 = 0.028 nats, its change noise 4 x 0.01; en-fr's must not be read
+    assert arch.deep_wide_text(table, {"en-de": 0.01, "en-fr": 1.0}) == (
+        "LM + Deep is ahead of LM + Wide by more than the noise (0.028 nats) in 2 of 3 architectures at "
+        "size 1, 2 of 3 at size 2 and 1 of 1 at size 4; from each one's smallest to its largest size Wide's "
+        "deficit grows by more than the change noise (0.040 nats) for PrefixLM, shrinks by more than it for "
+        "CausalLM + TgtOnly and moves within it for CausalLM."
+    )
+    deep_only = table[table["scaling"] != "wide"]
+    assert arch.deep_wide_text(deep_only, {"en-de": 0.01}).startswith("No language model was trained both")

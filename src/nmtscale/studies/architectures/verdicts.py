@@ -277,6 +277,47 @@ def other_pairs_text(table: pd.DataFrame) -> str:
     return " ".join(sentences)
 
 
+def deep_wide_text(table: pd.DataFrame, pair_seed_std: Mapping[str, float]) -> str:
+    """For the chapter's summary, on the main pair (the `run_table`'s first group, judged against its own
+    seed std in `pair_seed_std`, as its claims are): at each size, in how many of the architectures trained
+    both ways LM + Deep is ahead of LM + Wide by more than the difference noise, and for which Wide's deficit
+    grows or shrinks by more than the change noise, or moves within it, from each architecture's smallest to
+    its largest size trained both ways, e.g. 'LM + Deep is ahead of LM + Wide by more than the noise (0.028
+    nats) in 1 of 2 architectures at size 1 and 2 of 2 at size 2; from size 1 to size 2 Wide's deficit
+    grows by more than the change noise (0.040 nats) for PrefixLM and moves within it for CausalLM.'; a
+    sentence saying so where no architecture was trained both ways."""
+    main_pair = table["group"].iloc[0]
+    wide_deep = wide_minus_deep(table[table["group"] == main_pair].drop(columns="group"))
+    if wide_deep.empty:
+        return "No language model was trained both Deep and Wide at this scale."
+    noise, change_noise = (n.nats for n in _noises(pair_seed_std[main_pair]))
+    counts = [
+        f"{int((per > noise).sum())} of {len(per)}{' architectures' if not i else ''} at size {int(size)}"
+        for i, (size, per) in enumerate(wide_deep.groupby(level="size"))
+    ]
+    by_arch = wide_deep.sort_index().groupby(level="arch")
+    change = by_arch.last() - by_arch.first()
+    sizes = wide_deep.reset_index("size").groupby(level="arch")["size"].agg(["min", "max"])
+    span = (
+        f"from size {int(sizes['min'].iloc[0])} to size {int(sizes['max'].iloc[0])}"
+        if len(sizes.drop_duplicates()) == 1
+        else "from each one's smallest to its largest size"
+    )
+    trends = [
+        f"{words} for {listed([ARCH_NAMES[a] for a in change.index[moved]])}"
+        for words, moved in (
+            (f"grows by more than the change noise ({change_noise:.3f} nats)", change > change_noise),
+            ("shrinks by more than it", change < -change_noise),
+            ("moves within it", change.abs() <= change_noise),
+        )
+        if moved.any()
+    ]
+    return (
+        f"LM + Deep is ahead of LM + Wide by more than the noise ({noise:.3f} nats) in {listed(counts)}; "
+        f"{span} Wide's deficit {listed(trends)}."
+    )
+
+
 def _from_smallest_to_largest(by_size: pd.Series, name: str, nats: bool = False) -> str:
     """'from +0.071 nats at size 1 to +0.090 at size 8 for PrefixLM + Deep' from values indexed by size."""
     first, last = by_size.index[0], by_size.index[-1]

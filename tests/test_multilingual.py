@@ -173,6 +173,13 @@ def test_weights_must_be_shares():
 def test_cohort_names():
     assert multilingual.cohort_name(["en-de", "en-zh"]) == "en-{de,zh}"
     assert multilingual.cohort_name(["de-en", "zh-en"]) == "{de,zh}-en"
+    assert multilingual.cohort_title(["en-de", "en-fr"]) == "En→{De, Fr}"
+    assert multilingual.cohort_title(["de-en", "zh-en"]) == "{De, Zh}→En"
+    assert multilingual.cohort_title(["en-de", "fr-en"]) == "En→De + Fr→En"
+    one = [{"directions": ["en-de", "en-zh"], "weights": [0, 1]}]
+    assert multilingual.cohorts_text(one) == "the En→{De, Zh} cohort"
+    three = one + [{"directions": ["de-en", "zh-en"]}, {"directions": ["en-de", "en-fr"]}]
+    assert multilingual.cohorts_text(three) == "the En→{De, Zh}, {De, Zh}→En and En→{De, Fr} cohorts"
 
 
 def test_convergence_correction_extrapolates_a_power_law_curve():

@@ -48,6 +48,27 @@ def cohort_name(directions: Sequence[str]) -> str:
     return "+".join(directions)
 
 
+def cohort_title(directions: Sequence[str]) -> str:
+    """A cohort as the chapter's prose writes it: ['en-de', 'en-zh'] -> 'En→{De, Zh}', ['de-en', 'zh-en'] ->
+    '{De, Zh}→En'."""
+    sources = [d.split("-")[0].capitalize() for d in directions]
+    targets = [d.split("-")[1].capitalize() for d in directions]
+    if len(set(sources)) == 1:
+        return f"{sources[0]}→{{{', '.join(targets)}}}"
+    if len(set(targets)) == 1:
+        return f"{{{', '.join(sources)}}}→{targets[0]}"
+    return " + ".join(f"{s}→{t}" for s, t in zip(sources, targets, strict=True))
+
+
+def cohorts_text(cohorts: Sequence[Mapping[str, Any]]) -> str:
+    """The `cohorts` parameter as the chapter's summary names it: 'the En→{De, Zh} and {De, Zh}→En
+    cohorts'."""
+    titles = [cohort_title(c["directions"]) for c in cohorts]
+    if len(titles) == 1:
+        return f"the {titles[0]} cohort"
+    return f"the {', '.join(titles[:-1])} and {titles[-1]} cohorts"
+
+
 def base_config(params: Mapping[str, Any]) -> RunConfig:
     """The settings every run of the chapter shares, from its parameters (params/04_multilingual_laws): its
     data, dropout and decoding, and chapter 1's training recipe as the chapter takes it

@@ -788,3 +788,29 @@ def test_the_budget_check_trains_each_cohorts_models_at_a_longer_budget():
             multilingual.budget_check_plan({**PARAMS, "budget_check": {**check, "steps": steps}})
     with pytest.raises(ConfigurationError, match=r"params budget_check: sizes \[\[32, 2\]\] are not among"):
         multilingual.budget_check_plan({**PARAMS, "budget_check": {**check, "sizes": [[32, 2]]}})
+
+
+def test_a_quality_law_with_scores_of_a_few_points_is_fitted_from_starts_at_their_scale():
+    """chrF of 0.5-5 points at the cpu scale's sizes, exactly Eq. 11's quality form with a ceiling of 6: from
+    the fixed ceilings of 60 and 100 alone every start ends tens of points off (in-sample RMSE 43 on an AMD
+    EPYC); starts at the scores' scale find the law."""
+    sizes, n0 = (116_992.0, 261_504.0, 585_792.0, 1_218_880.0), 384_445.0
+    law = laws.weighted_law("eq12", n0=n0, higher_is_better=True)
+    truth = {"beta_1": 2.0, "alpha": 0.3, "L_inf": 6.0, "c1": 0.3, "c2": 1.0, "c3": 1.0}
+    rows = [
+        {
+            "cohort": "en-{de,zh}",
+            "direction": "en-zh",
+            "test_set": "story",
+            "N": n,
+            "size": f"n{int(n)}",
+            "weight": w,
+            "chrf": float(law(np.array([[n, w]]), truth)[0]),
+        }
+        for w in (1.0, 0.9, 0.1)
+        for n in sizes
+    ]
+    table = pd.DataFrame(rows)
+    assert table["chrf"].between(0.5, 5.0).all()
+    (fit,) = multilingual.weighted_fits(table, [0.1, 0.9, 1.0], "chrf", n0, ["eq12"], higher_is_better=True)
+    assert multilingual.held_out_errors([fit])["fit_rmse"].iloc[0] < 0.05

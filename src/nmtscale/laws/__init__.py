@@ -453,17 +453,25 @@ def f_hat_linear(p, c1: float) -> np.ndarray:
     return c1 * (np.asarray(p, dtype=float) - 1) + 1
 
 
-def weighted_law(form: str = "eq12", n0: float = 1.0, higher_is_better: bool = False) -> Law:
+def weighted_law(
+    form: str = "eq12",
+    n0: float = 1.0,
+    higher_is_better: bool = False,
+    asymptote_starts: Sequence[float] = (),
+) -> Law:
     """Fernandes Eq. 11: L_i(N; p) = beta_1 (f_hat(p) N / n0)^-alpha + L_inf, for any weight p in (0, 1].
 
     `form` picks f_hat: "eq12" (p + c1 p^c2 (1-p)^c3) or "linear" (Eq. 13, c1 (p-1) + 1). Fitted on runs with
     a few weights, it predicts unseen weights and, with `tradeoff_frontier`, the whole frontier for a size.
     `higher_is_better` gives the quality form Q_inf - beta_1 (f_hat N / n0)^-alpha (ChrF, Fernandes Fig. 8).
+    `asymptote_starts` adds start values of L_inf to the fixed grid's, e.g. at the scale of the data: from a
+    ceiling of tens of points every start can end in a poor minimum when the scores are a few points.
     """
     if form not in ("eq12", "linear"):
         raise ValueError(f"weighted_law form must be 'eq12' or 'linear', got {form!r}")
     sign = -1.0 if higher_is_better else 1.0
     levels = _level_grid(higher_is_better)
+    asymptote_levels = tuple(sorted({*levels[1:], *(float(a) for a in asymptote_starts)}))
 
     def fraction_and_grads(p, c):
         if form == "linear":
@@ -506,7 +514,7 @@ def weighted_law(form: str = "eq12", n0: float = 1.0, higher_is_better: bool = F
         parameters=(
             Parameter("beta_1", 0.0, np.inf, (0.3, 3.0), 1.0),
             Parameter("alpha", 0.0, 10.0, (0.1, 0.5), 0.3),
-            Parameter("L_inf", 0.0, np.inf, levels[1:], levels[1]),
+            Parameter("L_inf", 0.0, np.inf, asymptote_levels, levels[1]),
             *c_params,
         ),
         predict=predict,

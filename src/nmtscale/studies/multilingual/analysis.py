@@ -557,15 +557,19 @@ def weighted_fits(
     higher_is_better: bool = False,
 ) -> list[WeightedFit]:
     """Eq. 11 per cohort, direction, test set and f_hat form, fitted on the rows whose own weight is in
-    `fit_weights` (which must include 1, the single-direction model) and predicting every row."""
+    `fit_weights` (which must include 1, the single-direction model) and predicting every row. A quality
+    (`higher_is_better`) fit also starts its ceiling at 1.5 and 3 times the best fitted score, so that
+    scores of a few points are not fitted only from ceilings of tens."""
     if not any(math.isclose(w, 1.0) for w in fit_weights):
         raise ValueError(f"fit_weights {list(fit_weights)} must include 1, the single-direction model")
     fits = []
     for (cohort, direction, test_set), group in table.dropna(subset=[y]).groupby(GROUP):
         in_fit = np.isin(np.round(group["weight"].to_numpy(), 9), np.round(np.asarray(fit_weights, float), 9))
         x = own_weight_inputs(group)
+        top = float(group[y][in_fit].max())
+        ceilings = (1.5 * top, 3.0 * top) if higher_is_better and top > 0 else ()
         for form in forms:
-            law = laws.weighted_law(form, n0=n0, higher_is_better=higher_is_better)
+            law = laws.weighted_law(form, n0=n0, higher_is_better=higher_is_better, asymptote_starts=ceilings)
             if in_fit.sum() < len(law.parameters) or group["weight"][in_fit].nunique() < 2:
                 continue  # f_hat needs the single-direction model and at least one mixture weight
             fit = fitting.fit_multistart(law, x[in_fit], group[y][in_fit])

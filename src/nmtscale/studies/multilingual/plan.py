@@ -9,6 +9,7 @@ from typing import Any
 
 from nmtscale.config import RunConfig, from_dict, override, with_numerics
 from nmtscale.errors import ConfigurationError
+from nmtscale.studies.architectures.plan import listed
 from nmtscale.studies.bivariate.plan import at_steps
 
 
@@ -39,34 +40,32 @@ class CohortRun:
 
 def cohort_name(directions: Sequence[str]) -> str:
     """['en-de', 'en-zh'] -> 'en-{de,zh}'; ['de-en', 'zh-en'] -> '{de,zh}-en'."""
-    sources = [d.split("-")[0] for d in directions]
-    targets = [d.split("-")[1] for d in directions]
-    if len(set(sources)) == 1:
-        return f"{sources[0]}-{{{','.join(targets)}}}"
-    if len(set(targets)) == 1:
-        return f"{{{','.join(sources)}}}-{targets[0]}"
-    return "+".join(directions)
+    return _cohort_label(directions, str, "-", ",", "+")
 
 
 def cohort_title(directions: Sequence[str]) -> str:
     """A cohort as the chapter's prose writes it: ['en-de', 'en-zh'] -> 'En→{De, Zh}', ['de-en', 'zh-en'] ->
     '{De, Zh}→En'."""
-    sources = [d.split("-")[0].capitalize() for d in directions]
-    targets = [d.split("-")[1].capitalize() for d in directions]
+    return _cohort_label(directions, str.capitalize, "→", ", ", " + ")
+
+
+def _cohort_label(directions: Sequence[str], language, arrow: str, sep: str, between: str) -> str:
+    """A cohort's shared source or target outside braces around the others (each written by `language`),
+    or, where its directions share neither, the directions joined by `between`."""
+    sources = [language(d.split("-")[0]) for d in directions]
+    targets = [language(d.split("-")[1]) for d in directions]
     if len(set(sources)) == 1:
-        return f"{sources[0]}→{{{', '.join(targets)}}}"
+        return f"{sources[0]}{arrow}{{{sep.join(targets)}}}"
     if len(set(targets)) == 1:
-        return f"{{{', '.join(sources)}}}→{targets[0]}"
-    return " + ".join(f"{s}→{t}" for s, t in zip(sources, targets, strict=True))
+        return f"{{{sep.join(sources)}}}{arrow}{targets[0]}"
+    return between.join(f"{s}{arrow}{t}" for s, t in zip(sources, targets, strict=True))
 
 
 def cohorts_text(cohorts: Sequence[Mapping[str, Any]]) -> str:
     """The `cohorts` parameter as the chapter's summary names it: 'the En→{De, Zh} and {De, Zh}→En
     cohorts'."""
     titles = [cohort_title(c["directions"]) for c in cohorts]
-    if len(titles) == 1:
-        return f"the {titles[0]} cohort"
-    return f"the {', '.join(titles[:-1])} and {titles[-1]} cohorts"
+    return f"the {listed(titles)} cohort{'s' if len(titles) > 1 else ''}"
 
 
 def base_config(params: Mapping[str, Any]) -> RunConfig:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from nmtscale import pool
 from nmtscale.laws import Law
-from nmtscale.laws.fitting import Fit, fit_multistart
+from nmtscale.laws.fitting import BESIROGLU_HUBER_DELTA, Fit, fit_multistart
 
 
 @dataclass
@@ -118,6 +118,7 @@ def restarted_in_workers(
     workers: int = 1,
     start_stride: int = 1,
     batched_refits: bool | None = None,
+    delta: float = BESIROGLU_HUBER_DELTA,
 ) -> list[Uncertainty]:
     """`bootstrap` or `perturbation` (`kind`) of every fit, each refit restarted from its law's start grid
     (every `start_stride`-th start), the fits shared out over `workers` processes: the same samples as
@@ -125,7 +126,8 @@ def restarted_in_workers(
 
     A fit holds its law's functions, which do not pickle, so each law travels as a module-level factory and
     its arguments, e.g. ``(laws.bivariate_law, (ne_bar, nd_bar))``; the fits must come from
-    `fitting.fit_multistart` with its defaults, which each worker repeats before refitting. `batched_refits`
+    `fitting.fit_multistart` with its defaults but `delta` (where its Huber loss bends), which each worker
+    repeats before refitting. `batched_refits`
     overrides the refits' `batched` choice (None: the law's default). `relative_sigma` (perturbation): one for
     every fit, or one per fit (fits whose data are noisier than others')."""
     if kind not in ("bootstrap", "perturbation"):
@@ -139,7 +141,7 @@ def restarted_in_workers(
     if len(sigmas) != len(fits):
         raise ValueError(f"{len(fits)} fits but {len(sigmas)} relative sigmas")
     jobs = [
-        (factory, args, fit.x, fit.y, kind, n_samples, seed, sigma, start_stride, batched_refits)
+        (factory, args, fit.x, fit.y, kind, n_samples, seed, sigma, start_stride, batched_refits, delta)
         for fit, (factory, args), sigma in zip(fits, law_factories, sigmas, strict=True)
     ]
     refits = pool.parallel_map(_restarted_refits, jobs, workers)
@@ -157,14 +159,15 @@ def _restarted_refits(
     relative_sigma: float,
     start_stride: int,
     batched_refits: bool | None,
+    delta: float,
 ) -> tuple[str, pd.DataFrame, int]:
     law = factory(*args)
-    fit = fit_multistart(law, x, y)
+    fit = fit_multistart(law, x, y, delta)
     if batched_refits is not None:
         fit = replace(
             fit,
             refit=lambda new_x, new_y, starts: fit_multistart(
-                law, new_x, new_y, starts=starts, batched=batched_refits
+                law, new_x, new_y, delta, starts=starts, batched=batched_refits
             ),
         )
     starts = law.start_grid()[::start_stride]

@@ -59,9 +59,9 @@
 # and App. G's correction changes a loss by up to {glue:text}`correction_max:.2f` nats and $f$ by up to
 # {glue:text}`correction_f_max:.2f`. At twice the updates (the budget check) the size effects of the $p = 0.5$
 # mixture move by {glue:text}`budget_change_min:+.0%` to {glue:text}`budget_change_max:+.0%`, against the
-# gates' 15% (the gates show which families pass): the size trend mostly holds as the budget doubles, while
-# every loss still falls with it. En→{De, Fr} and the three-direction models are still training: until they
-# land, the claims that need them are not testable. The verdict table and the generated summary at the end
+# gates' 15% (the gates show which families pass): the size effects grow as the budget doubles, the larger
+# models gaining more from the added updates, most in En→{De, Fr}, while every loss still falls. The three-direction models are still training: until they land, the claim
+# that needs them is not testable. The verdict table and the generated summary at the end
 # give every number.
 #
 # **The experiment.** Three cohorts of two directions, English→{German, Chinese}, English→{German, French} and
@@ -572,10 +572,11 @@ if len(three_pairs):
 #   on the AMD machine.
 # - **What is not trained yet, and why.** This execution has the En→{De, Zh} cohort at five weights and four
 #   widths, with two more seeds at $p = 0.5$ and the three smaller widths, one more at $p = 0.1$ and the two
-#   larger widths, and its budget check, and the {De, Zh}→En cohort at three weights (0, 0.5, 1) and four
-#   widths, with the same seed repeats at $p = 0.5$ and budget check, and En→Zh's single-direction models
-#   again with the target tag (`tagged_singles`). En→{De, Fr} and the three-direction models train next on the
-#   same 2 cores. With two weights per direction, {De, Zh}→En gives $f(0.5)$ but no held-out weight for Eq.
+#   larger widths, and its budget check; the En→{De, Fr} cohort at the same five weights and four widths, with
+#   the same seed repeats at $p = 0.5$ and budget check; and the {De, Zh}→En cohort at three weights (0, 0.5,
+#   1) and four widths, with the same seed repeats at $p = 0.5$ and budget check, and En→Zh's single-direction models
+#   again with the target tag (`tagged_singles`). The three-direction models train next on the same 2
+#   cores. With two weights per direction, {De, Zh}→En gives $f(0.5)$ but no held-out weight for Eq.
 #   11. The single-direction models train without a language tag (one target language; the tagged twins above
 #   measure what that changes), the mixtures with one; all share one vocabulary; translations are greedy, of
 #   100 sentences.

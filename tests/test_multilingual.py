@@ -11,6 +11,7 @@ import pytest
 
 from nmtscale import book, laws, record
 from nmtscale.errors import ConfigurationError
+from nmtscale.laws import fitting
 from nmtscale.runs import config_hash
 from nmtscale.studies import multilingual
 from nmtscale.studies.claims import Gate
@@ -244,19 +245,32 @@ def test_joint_law_recovers_the_effective_fraction_and_per_weight_alphas_are_fla
     assert (comparison["eq7_r2"] > 99.9).all()
 
 
-def test_effective_fractions_do_not_move_when_the_losses_change_in_the_last_digits():
+def test_the_chapters_huber_bend_gives_effective_fractions_one_best_value():
     # Four sizes per weight, each off the law by +-0.5% with two of each sign: beyond Besiroglu's delta
     # every residual lies in the Huber loss's linear zone, where such a beta is free between its residuals'
-    # median pair and the optimiser's path (the CPU's rounding) picks f. The chapter's delta weighs them
-    # quadratically.
+    # median pair and the start (or the CPU's rounding, on the chapter's data) picks f. The chapter's delta
+    # weighs them quadratically: one optimum, whatever the start.
     table = synthetic_table(lambda p: p**0.5, alpha=0.1, weights=(0.1, 0.5, 0.9, 1.0))
     table["loss"] *= 1 + 0.005 * np.resize([1.0, -1.0, -1.0, 1.0], len(table))
-    changed = table.assign(loss=table["loss"] * (1 + 1e-13))
-    f = [
-        multilingual.effective_fractions(multilingual.joint_fits(t, n0=N0, n_samples=0))["f"]
-        for t in (table, changed)
-    ]
-    assert f[1].to_numpy() == pytest.approx(f[0].to_numpy(), abs=1e-4)
+    group = table[table["direction"] == "en-de"]
+    law = laws.joint_law(sorted(group["weight"].unique()), N0)
+
+    def start_spread(delta):
+        fractions = []
+        for beta_scale in (0.5, 1.0, 2.0):
+            starts = law.start_grid().copy()
+            starts[:, 2:] *= beta_scale  # the betas' starts
+            fit = fitting.fit_multistart(
+                law, multilingual.own_weight_inputs(group), group["loss"], delta, starts=starts
+            )
+            fractions.append(laws.effective_fraction(fit.params)["f"].to_numpy())
+        return np.ptp(fractions, axis=0).max()
+
+    assert start_spread(multilingual.HUBER_DELTA) < 1e-3
+    assert start_spread(1e-3) > 5e-3, "at Besiroglu's delta the start picks f"
+    sensitivity = multilingual.rounding_sensitivity(table, n0=N0)
+    assert list(sensitivity["delta"]) == [1e-3, multilingual.HUBER_DELTA]
+    assert sensitivity["max_f_change"].iloc[-1] < 1e-4
 
 
 def test_fits_shared_over_workers_give_the_same_spreads():

@@ -127,9 +127,9 @@ def restarted_in_workers(
     A fit holds its law's functions, which do not pickle, so each law travels as a module-level factory and
     its arguments, e.g. ``(laws.bivariate_law, (ne_bar, nd_bar))``; the fits must come from
     `fitting.fit_multistart` with its defaults but `delta` (where its Huber loss bends), which each worker
-    repeats before refitting. `batched_refits`
-    overrides the refits' `batched` choice (None: the law's default). `relative_sigma` (perturbation): one for
-    every fit, or one per fit (fits whose data are noisier than others')."""
+    repeats before refitting. `batched_refits` overrides the refits' `batched` choice (None: the law's
+    default). `relative_sigma` (perturbation): one for every fit, or one per fit (fits whose data are noisier
+    than others')."""
     if kind not in ("bootstrap", "perturbation"):
         raise ValueError(f"kind must be 'bootstrap' or 'perturbation', not {kind!r}")
     if len(fits) != len(law_factories):

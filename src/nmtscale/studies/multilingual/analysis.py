@@ -26,9 +26,9 @@ F_HAT_FORMS = ("eq12", "linear")
 # Where the Huber loss on log residuals bends for every fit of this chapter: the 1% loss noise of footnote 5.
 # At the project's default (Besiroglu's 1e-3) every residual of these fits lies in the linear zone, so the fit
 # is a least-absolute-deviations fit, and a beta fitted to an even number of points is free between the
-# median pair of its residuals: a change of the losses in the 13th digit moved f(p) by up to 0.09, which is
-# how the same records gave different f on two CPUs. Residuals within the noise weigh quadratically here, and
-# every coefficient has one best value (`tests/test_multilingual.py`).
+# median pair of its residuals: a change of the losses in the 13th digit moves f(p) by up to a tenth
+# (`rounding_sensitivity`, which the chapter prints), which is how the same records gave different f on two
+# CPUs. Residuals within the noise weigh quadratically here, and every coefficient has one best value.
 HUBER_DELTA = uncertainty.PERTURBATION_SIGMA
 
 

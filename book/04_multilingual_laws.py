@@ -34,10 +34,9 @@
 #
 # **What we find.** At chapter 1's regime ({glue:text}`n_min:,.0f`-{glue:text}`n_max:,.0f` non-embedding
 # parameters at one layer, {glue:text}`steps:,.0f` updates of ~1k target tokens with a cosine decay to zero,
-# {glue:text}`runs:.0f` runs: so far {glue:text}`cohorts_text`) model size sets the loss: the
-# smallest and the largest model of a family differ by
-# {glue:text}`size_effect_min:.1f`-{glue:text}`size_effect_max:.1f` seed standard deviations (the gates; the
-# smallest is En→Zh at weight 0.9, below), test losses span
+# {glue:text}`runs:.0f` runs: so far {glue:text}`cohorts_text`) model size sets the loss: the smallest and the
+# largest model of a family differ by {glue:text}`size_effect_min:.1f`-{glue:text}`size_effect_max:.1f` seed
+# standard deviations (the gates; the smallest is En→Zh at weight 0.9, below), test losses span
 # {glue:text}`loss_min:.2f`-{glue:text}`loss_max:.2f` nats on a 4,000-piece vocabulary, and the per-weight
 # laws (Eq. 6) fit each En→{De, Zh} direction's losses over all its weights and sizes at R²
 # {glue:text}`first_eq6_r2_min:.1f`-{glue:text}`first_eq6_r2_max:.1f`%. The paper's picture still does not
@@ -51,18 +50,17 @@
 # grows. Into English the paper's picture does appear: a direction at $p = 0.5$ beside the other language's
 # direction into English is worth $f(0.5)$ = {glue:text}`f_into_min:.2f`-{glue:text}`f_into_max:.2f` of a
 # single-direction model, well above $p$ and above the same language out of English (in how many comparisons
-# beyond the perturbation noise, the verdict table says), as one
-# would expect of two directions that share their target language, whose every update trains the English
-# decoder (we have not measured that cause apart). Eq. 11's worst held-out error is
-# {glue:text}`held_out_rel_min:.1%`-{glue:text}`held_out_rel_max:.1%` of the loss, chrF follows the loss (r
-# between {glue:text}`chrf_r_min:.2f` and {glue:text}`chrf_r_max:.2f`),
+# beyond the perturbation noise, the verdict table says), as one would expect of two directions that share
+# their target language, whose every update trains the English decoder (we have not measured that cause
+# apart). Eq. 11's worst held-out error is {glue:text}`held_out_rel_min:.1%`-{glue:text}`held_out_rel_max:.1%`
+# of the loss, chrF follows the loss (r between {glue:text}`chrf_r_min:.2f` and {glue:text}`chrf_r_max:.2f`),
 # and App. G's correction changes a loss by up to {glue:text}`correction_max:.2f` nats and $f$ by up to
 # {glue:text}`correction_f_max:.2f`. At twice the updates (the budget check) the size effects of the $p = 0.5$
 # mixture move by {glue:text}`budget_change_min:+.0%` to {glue:text}`budget_change_max:+.0%`, against the
 # gates' 15% (the gates show which families pass): the size effects grow as the budget doubles, the larger
-# models gaining more from the added updates, most in En→{De, Fr}, while every loss still falls. The three-direction models are still training: until they land, the claim
-# that needs them is not testable. The verdict table and the generated summary at the end
-# give every number.
+# models gaining more from the added updates, most in En→{De, Fr}, while every loss still falls. The
+# three-direction models are still training: until they land, the claim that needs them is not testable. The
+# verdict table and the generated summary at the end give every number.
 #
 # **The experiment.** Three cohorts of two directions, English→{German, Chinese}, English→{German, French} and
 # {German, Chinese}→English (the `cohorts` parameter says which this execution trains: at the cpu scale
@@ -574,12 +572,12 @@ if len(three_pairs):
 #   widths, with two more seeds at $p = 0.5$ and the three smaller widths, one more at $p = 0.1$ and the two
 #   larger widths, and its budget check; the En→{De, Fr} cohort at the same five weights and four widths, with
 #   the same seed repeats at $p = 0.5$ and budget check; and the {De, Zh}→En cohort at three weights (0, 0.5,
-#   1) and four widths, with the same seed repeats at $p = 0.5$ and budget check, and En→Zh's single-direction models
-#   again with the target tag (`tagged_singles`). The three-direction models train next on the same 2
-#   cores. With two weights per direction, {De, Zh}→En gives $f(0.5)$ but no held-out weight for Eq.
-#   11. The single-direction models train without a language tag (one target language; the tagged twins above
-#   measure what that changes), the mixtures with one; all share one vocabulary; translations are greedy, of
-#   100 sentences.
+#   1) and four widths, with the same seed repeats at $p = 0.5$ and budget check, and En→Zh's single-direction
+#   models again with the target tag (`tagged_singles`). The three-direction models train next on the same 2
+#   cores. With two weights per direction, {De, Zh}→En gives $f(0.5)$ but no held-out weight for Eq. 11. The
+#   single-direction models train without a language tag (one target language; the tagged twins above measure
+#   what that changes), the mixtures with one; all share one vocabulary; translations are greedy, of 100
+#   sentences.
 #
 # What would test the claims: the `gpu` scale (all nine weights, five sizes up to width 256, 20k updates of 8k
 # tokens), with models trained until their learning curves flatten.

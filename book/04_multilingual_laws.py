@@ -439,7 +439,7 @@ correction_effects.round(3)
 # et al.'s $10^{-3}$, puts every residual here in the linear zone: the fit is then one of least absolute
 # deviations, and a $\beta$ fitted to four sizes is free between the median pair of its residuals, so the
 # optimiser's path, down to the CPU's rounding, picks $f$. Measured: the largest change of any $f$ when every
-# loss changes by $\pm 10^{-13}$ of itself, at each bend.
+# loss changes by $-10^{-13}$, $10^{-13}$ or $3 \times 10^{-13}$ of itself, at each bend.
 
 # %%
 sensitivity = multilingual.rounding_sensitivity(pairs, y, n0)
@@ -557,11 +557,11 @@ if len(three_pairs):
 #   {glue:text}`repeat_spread_max:.3f` between the seeds of any other repeated model, and the gates' En→Zh
 #   noise takes that spread in.
 # - **Fits that the last digits decided.** Executed from the same records with the same code, this chapter
-#   once gave different numbers on an Intel Xeon and on an AMD EPYC: the effective fractions moved by up to
-#   0.05 and the into-English claim was reproduced on one and partly reproduced on the other. The machines
+#   once gave different numbers on an Intel Xeon and on an AMD EPYC, in the effective fractions and in the
+#   verdict on the into-English claim (reproduced on one, partly reproduced on the other). The machines
 #   were not the cause; the fits' loss was. At the project's default Huber bend every residual lay in the
 #   loss's linear zone, where a $\beta$ fitted to four sizes is free between the median pair of its residuals,
-#   and changing every loss by $10^{-13}$ of itself moves an $f$ by up to
+#   and changing every loss by a few $10^{-13}$ of itself moves an $f$ by up to
 #   {glue:text}`rounding_f_change_default:.3f`; at this chapter's bend, the 1% noise of footnote 5, by
 #   {glue:text}`rounding_f_change:.1e` (the section on $f$ above). The coefficients of Eq. 12 stay free (no
 #   refit on perturbed losses determines them), so the claims read from them remain not testable. The chrF

@@ -313,6 +313,43 @@ def test_three_pair_models_are_predicted_from_their_own_weight():
     assert abs(predictions["error"].iloc[0]) < 1e-4
 
 
+def test_fits_of_a_direction_worth_less_than_its_weight_sit_at_the_floor_and_miss_held_out_weights():
+    # f(p) = p^1.5 < p: the linear f_hat, whose c1 <= 1 keeps it >= p, ends at f_hat = p and predicts
+    # held-out weights too low; f(p) = 0.6 (p - 1) + 1 > p it follows exactly, off the floor.
+    def held_out(fraction):
+        fits = multilingual.weighted_fits(synthetic_table(fraction), [0.1, 0.9, 1.0], n0=N0, forms=["linear"])
+        return multilingual.held_out_errors(fits)
+
+    below, above = held_out(lambda p: p**1.5), held_out(lambda p: laws.f_hat_linear(p, 0.6))
+    assert multilingual.at_weight_floor(below).all()
+    assert not multilingual.at_weight_floor(above).any()
+    summary = multilingual.floor_summary(pd.concat([below, above]))
+    assert (summary["fits"], summary["floor_fits"]) == (len(below) + len(above), len(below))
+    assert summary["floor_too_low"] == len(below)
+    assert summary["floor_rel_max"] > 0.01 > summary["free_rel_max"]
+    eq12 = pd.DataFrame({"form": ["eq12", "eq12"], "c1": [0.0, 0.3], "held_out_mean_error": [-0.1, 0.1]})
+    assert multilingual.at_weight_floor(eq12).tolist() == [True, False]
+    with pytest.raises(ValueError, match="cubic"):
+        multilingual.at_weight_floor(eq12.assign(form="cubic"))
+
+
+def test_three_pair_summary_counts_predictions_within_the_tolerance_per_size():
+    three = pd.DataFrame(
+        {
+            "size": ["big", "small", "small", "big"],
+            "N": [4.0, 1.0, 1.0, 4.0],
+            "error": [-0.2, 0.005, -0.05, -0.1],
+            "rel_error": [0.05, 0.001, 0.012, 0.03],
+        }
+    )
+    summary = multilingual.three_pair_summary(three).set_index("size")
+    assert list(summary.index) == ["small", "big"]
+    assert summary.loc["small", ["predictions", "within", "too_low"]].tolist() == [2, 1, 1]
+    assert summary.loc["big", ["within", "too_low"]].tolist() == [0, 2]
+    assert summary.loc["big", "worst"] == pytest.approx(0.05)
+    assert multilingual.three_pair_summary(pd.DataFrame()).empty
+
+
 def _fractions(cohort, direction, f_l10n, f_story, std=0.01):
     return pd.DataFrame(
         {

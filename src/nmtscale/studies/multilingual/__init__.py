@@ -21,6 +21,7 @@ Everything public is re-exported here.
 """
 
 from nmtscale.studies.multilingual.analysis import (
+    F_HAT_FLOOR_C1,
     F_HAT_FORMS,
     GROUP,
     HUBER_DELTA,
@@ -33,6 +34,7 @@ from nmtscale.studies.multilingual.analysis import (
     SMALL_WEIGHT_GAIN,
     JointFit,
     WeightedFit,
+    at_weight_floor,
     chrf_loss_correlation,
     corrected_loss,
     correction_check,
@@ -41,6 +43,7 @@ from nmtscale.studies.multilingual.analysis import (
     effective_fractions,
     f_hat_curves,
     flatness,
+    floor_summary,
     fraction_comparisons,
     fraction_gaps,
     frontiers,
@@ -63,6 +66,7 @@ from nmtscale.studies.multilingual.analysis import (
     size_grid,
     tag_costs,
     three_pair_predictions,
+    three_pair_summary,
     two_pair_rows,
     weighted_fits,
 )
@@ -108,6 +112,7 @@ from nmtscale.studies.multilingual.verdicts import (
 
 __all__ = [
     "CohortRun",
+    "F_HAT_FLOOR_C1",
     "F_HAT_FORMS",
     "GROUP",
     "HELD_OUT_FORMS",
@@ -124,6 +129,7 @@ __all__ = [
     "SMALL_WEIGHT_GAIN",
     "WeightedFit",
     "all_pairs_plan",
+    "at_weight_floor",
     "base_config",
     "budget_check_plan",
     "chapter_plan",
@@ -144,6 +150,7 @@ __all__ = [
     "f_hat_curves",
     "family_table",
     "flatness",
+    "floor_summary",
     "fraction_chart",
     "fraction_comparisons",
     "fraction_gaps",
@@ -181,6 +188,7 @@ __all__ = [
     "tagged_singles_plan",
     "three_pair_chart",
     "three_pair_predictions",
+    "three_pair_summary",
     "two_pair_rows",
     "verdict_numbers",
     "weight_claims",

@@ -23,6 +23,10 @@ PAPER_NAMES = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
 
 F_HAT_FORMS = ("eq12", "linear")
 
+# The value of c1 at which each f_hat form is p itself: the bound of c1 in `laws.weighted_law` that keeps
+# f_hat >= p, a mixture's direction worth at least its weight's share of a single-direction model.
+F_HAT_FLOOR_C1 = {"eq12": 0.0, "linear": 1.0}
+
 # Where the Huber loss on log residuals bends for every fit of this chapter: the 1% loss noise of footnote 5.
 # At the project's default (Besiroglu's 1e-3) every residual of these fits lies in the linear zone, so the fit
 # is a least-absolute-deviations fit, and a beta fitted to an even number of points is free between the
@@ -632,7 +636,8 @@ def weighted_fits(
 
 
 def held_out_errors(fits: Sequence[WeightedFit]) -> pd.DataFrame:
-    """Per weighted fit: in-sample RMSE and the errors on the held-out weights (absolute and relative)."""
+    """Per weighted fit: in-sample RMSE and the errors on the held-out weights (mean predicted minus measured,
+    mean and largest absolute, largest relative)."""
     rows = []
     for wf in fits:
         frame = wf.predictions
@@ -647,6 +652,7 @@ def held_out_errors(fits: Sequence[WeightedFit]) -> pd.DataFrame:
                 **{k: v for k, v in wf.fit.params.items() if k.startswith("c")},
                 "fit_rmse": float(np.sqrt(np.mean(error[~held] ** 2))),
                 "held_out_points": int(held.sum()),
+                "held_out_mean_error": float(error[held].mean()) if held.any() else math.nan,
                 "held_out_mae": float(np.abs(error[held]).mean()) if held.any() else math.nan,
                 "held_out_max_error": float(np.abs(error[held]).max()) if held.any() else math.nan,
                 "held_out_max_rel_error": float((np.abs(error) / frame["y"])[held].max())
@@ -655,6 +661,49 @@ def held_out_errors(fits: Sequence[WeightedFit]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def at_weight_floor(held_out: pd.DataFrame, tol: float = 1e-6) -> pd.Series:
+    """Per row of `held_out_errors`: whether its f_hat sits at its floor f_hat(p) = p (c1 within `tol` of
+    `F_HAT_FLOOR_C1`). Such a fit cannot follow a direction whose measured f(p) lies below p: it predicts a
+    held-out weight's loss as that of a single-direction model p times as large, too low wherever f < p."""
+    floor = held_out["form"].map(F_HAT_FLOOR_C1)
+    if floor.isna().any():
+        unknown = sorted(set(held_out["form"][floor.isna()]))
+        raise ValueError(f"held_out: f_hat form(s) {unknown} have no floor; known: {sorted(F_HAT_FLOOR_C1)}")
+    return (held_out["c1"] - floor).abs() <= tol
+
+
+def floor_summary(held_out: pd.DataFrame) -> dict[str, float]:
+    """How many weighted fits sit at their f_hat floor (`at_weight_floor`), how many of those predict their
+    held-out weights too low on average, and the worst held-out relative error of those at the floor and of
+    the others (nan where a group is empty)."""
+    at_floor = at_weight_floor(held_out)
+    errors = held_out["held_out_max_rel_error"]
+    return {
+        "fits": len(held_out),
+        "floor_fits": int(at_floor.sum()),
+        "floor_too_low": int((held_out["held_out_mean_error"][at_floor] < 0).sum()),
+        "floor_rel_max": float(errors[at_floor].max()) if at_floor.any() else math.nan,
+        "free_rel_max": float(errors[~at_floor].max()) if (~at_floor).any() else math.nan,
+    }
+
+
+def three_pair_summary(three_pairs: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
+    """Per model size of `three_pair_predictions`: predictions, how many are within `tolerance` of the
+    measured loss (relative), how many predict too low a loss, the mean error and the worst relative error."""
+    if three_pairs.empty:
+        return pd.DataFrame(columns=["size", "N", "predictions", "within", "too_low", "mean_error", "worst"])
+    grouped = three_pairs.assign(
+        within=three_pairs["rel_error"] <= tolerance, too_low=three_pairs["error"] < 0
+    ).groupby(["size", "N"], as_index=False)
+    return grouped.agg(
+        predictions=("error", "size"),
+        within=("within", "sum"),
+        too_low=("too_low", "sum"),
+        mean_error=("error", "mean"),
+        worst=("rel_error", "max"),
+    ).sort_values("N", ignore_index=True)
 
 
 def frontiers(

@@ -237,7 +237,8 @@ def _three_pair_claim(three_pairs: pd.DataFrame) -> Claim:
         "predicted well",
         ok,
         lambda: (
-            f"{len(three_pairs)} predictions: abs error {three_pairs['error'].abs().min():.3f}-"
+            f"{len(three_pairs)} predictions, {int(ok.sum())} within 1%: abs error "
+            f"{three_pairs['error'].abs().min():.3f}-"
             f"{three_pairs['error'].abs().max():.3f} nats, worst {three_pairs['rel_error'].max():.1%}"
         ),
         "reproduced if every prediction is within 1% of the measured loss",

@@ -450,7 +450,7 @@ def verdict_numbers(
     for row in held_out.itertuples():
         lines.append(
             f"- Eq. 11 with f_hat {row.form}, {row.direction} ({row.cohort}) {row.test_set}: held-out mean "
-            f"error {row.held_out_mae:.3f} nats, worst {row.held_out_max_rel_error:.1%}."
+            f"abs error {row.held_out_mae:.3f} nats, worst {row.held_out_max_rel_error:.1%}."
         )
     if len(three_pairs):
         lines.append(

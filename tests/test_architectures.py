@@ -330,6 +330,12 @@ def test_eq7_fits_recover_the_law_and_name_parameters_as_the_paper():
     assert len(curves) == 10 and curves["N"].min() == 1000.0
     point_only = arch.law_parameters(arch.fit_power_laws(points, ["variant"], n0, 0.001))
     assert point_only["alpha_lower"].isna().all()
+    rounding = arch.rounding_sensitivity(fits).set_index("variant")
+    assert set(rounding.columns) == {"beta", "alpha", "L_inf", "largest_in_std"}
+    assert (rounding[["beta", "alpha", "L_inf"]] >= 0).all().all()
+    assert (rounding["largest_in_std"] < 0.1).all()  # exact points: rounding moves far less than the noise
+    point_only_rounding = arch.rounding_sensitivity(arch.fit_power_laws(points, ["variant"], n0, 0.001))
+    assert point_only_rounding["largest_in_std"].isna().all()  # no refits, no spread to compare with
     with pytest.raises(ValueError, match="3 parameters"):
         arch.fit_power_laws(points.iloc[:2], ["variant"], n0, 0.001)
 

@@ -79,6 +79,17 @@ def test_bivariate_fit_recovers_the_law_and_predicts_the_held_out_models(analyse
     assert (quality["symmetric_max_error"] < 0.02).all()
 
 
+def test_rounding_sensitivity_gives_each_fits_coefficient_moves_beside_its_bootstrap_spread(analyses):
+    rounding = bivariate.rounding_sensitivity(analyses)
+    assert list(rounding[["direction", "test_set"]].itertuples(index=False, name=None)) == [
+        ("en-de", "l10n"),
+        ("en-de", "ding"),
+    ]
+    coefficients = list(analyses[0].bivariate.params)
+    assert (rounding[coefficients] >= 0).all().all()
+    assert (rounding["largest_in_std"] < 0.1).all()  # rounding decides far less than the runs
+
+
 def test_univariate_law_fails_when_encoder_and_decoder_scale_differently(analyses):
     quality = bivariate.fit_quality(analyses)
     assert (quality["eq1_max_dev"] > 3 * quality["eq2_max_dev"]).all()

@@ -367,6 +367,21 @@ def test_perturbation_and_bootstrap_give_standard_errors_and_bands():
     assert band["std_error"].iloc[-1] > band["std_error"].iloc[1]  # extrapolation is less certain
 
 
+def test_rounding_moves_refit_from_the_fits_own_starts_and_stay_small_at_a_well_defined_optimum():
+    rng = np.random.default_rng(5)
+    law = laws.power_law(n0=1e8)
+    n = np.geomspace(1e7, 3e9, 15)
+    y = law(n, {"alpha": 0.9, "p": 0.35, "L_inf": 1.6}) + rng.normal(0, 0.005, 15)
+    fit = fitting.fit_multistart(law, n, y, delta=1.0)  # every residual in the quadratic zone
+    unchanged = uncertainty.rounding_moves(fit, relative_changes=(0.0,))
+    assert set(unchanged) == set(fit.params)
+    assert max(unchanged.values()) < 1e-12  # the same starts find the same fit
+    moves = uncertainty.rounding_moves(fit)
+    assert all(move < 1e-6 * (abs(fit.params[name]) + 1) for name, move in moves.items())
+    with pytest.raises(ValueError, match="multi-start"):
+        uncertainty.rounding_moves(fitting.fit_soft_l1(law, n, y, 0.02))
+
+
 def test_bootstrap_leaves_out_and_counts_resamples_that_do_not_determine_the_law():
     """On 4 points a 3-parameter law is undetermined whenever a resample draws fewer than 3 distinct runs (one
     in 64 draws the same run 4 times: all y equal, which the data checks refuse). Such refits say nothing

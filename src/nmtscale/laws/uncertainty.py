@@ -108,6 +108,37 @@ def bootstrap(fit: Fit, n_samples: int = 200, seed: int = 0, starts: np.ndarray 
     return _uncertainty(fit, "bootstrap", refits)
 
 
+# Relative changes of every y about the size of the rounding by which two CPUs' executions of the same code
+# differ (a few units in the 13th digit of a loss).
+ROUNDING_CHANGES = (-1e-13, 1e-13, 3e-13)
+
+
+def rounding_moves(fit: Fit, relative_changes: Sequence[float] = ROUNDING_CHANGES) -> dict[str, float]:
+    """The largest |change| of each coefficient of `fit` over its refits on y (1 + c) for c in
+    `relative_changes`, each from the fit's own starts (its `table`): how much of the fit a CPU's rounding
+    decides. At a well-defined optimum a coefficient moves by about c of itself; where the objective is flat
+    along some direction (a Huber loss whose residuals all lie in its linear zone, an exponent traded against
+    an asymptote) it moves far more."""
+    if fit.table is None:
+        raise ValueError(f"{fit.method}: rounding_moves needs a multi-start fit (its table holds the starts)")
+    starts = fit.table[[f"start_{name}" for name in fit.law.names]].to_numpy()
+    refits = [fit.refit(fit.x, fit.y * (1 + change), starts) for change in relative_changes]
+    return {
+        name: max(abs(refit.params[name] - value) for refit in refits) for name, value in fit.params.items()
+    }
+
+
+def rounding_summary(fit: Fit, spread: Uncertainty | None) -> dict[str, float]:
+    """`rounding_moves` of every coefficient of `fit`, and under "largest_in_std" the largest of them in
+    standard deviations of its coefficient over `spread`'s refits (a bootstrap or perturbation of the same
+    fit; nan without two refits): far below 1, rounding decides only what the data leave open anyway."""
+    moves = rounding_moves(fit)
+    samples = spread.samples if spread is not None else pd.DataFrame()
+    std = samples.std(ddof=1) if len(samples) > 1 else pd.Series(dtype=float)
+    in_std = [move / std[name] for name, move in moves.items() if std.get(name, 0) > 0]
+    return {**moves, "largest_in_std": max(in_std) if in_std else np.nan}
+
+
 def restarted_in_workers(
     fits: Sequence[Fit],
     law_factories: Sequence[tuple[Callable[..., Law], tuple[Any, ...]]],

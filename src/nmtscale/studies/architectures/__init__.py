@@ -21,6 +21,7 @@ Everything public is re-exported here.
 
 from nmtscale.studies.architectures.analysis import (
     ENCDEC,
+    PAPER_NAMES,
     RUN_COLUMNS,
     SUPERVISED_BLEU_TARGET,
     LawFit,
@@ -42,6 +43,7 @@ from nmtscale.studies.architectures.analysis import (
     mean_loss,
     piece_shares,
     relative_seed_sigma,
+    rounding_sensitivity,
     run_table,
     table3,
     translation_table,
@@ -122,6 +124,7 @@ __all__ = [
     "PARAMETER_NAMES",
     "PREFIX_DEEP",
     "PREFIX_WIDE",
+    "PAPER_NAMES",
     "RUN_COLUMNS",
     "SCALINGS",
     "SUPERVISED_BLEU_TARGET",
@@ -182,6 +185,7 @@ __all__ = [
     "partial_pairs_text",
     "piece_shares",
     "relative_seed_sigma",
+    "rounding_sensitivity",
     "run_table",
     "scale_gates",
     "stored_table",

@@ -220,22 +220,35 @@ def _eq7(n0: float) -> laws.Law:
     return dataclasses.replace(laws.power_law(n0), batched=False)
 
 
+# Zhang et al.'s names of Eq. 7's coefficients, by `laws.power_law`'s names.
+PAPER_NAMES = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
+
+
 def law_parameters(fits: Sequence[LawFit], level: float = 0.95) -> pd.DataFrame:
     """One row per fit in the paper's names: alpha (exponent), beta, L_inf, each with an interval, and the
     number of points; `alpha_gt_0` is the share of perturbed refits whose exponent exceeds 0.001. Intervals
     are NaN for fits without uncertainty."""
     rows = []
-    paper_names = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
     for f in fits:
         row = {**f.keys, "points": len(f.fit.y), "r2": f.fit.evaluate(f.fit.x, f.fit.y).r2}
         coefficients = None if f.spread is None else f.spread.coefficients(level).set_index("parameter")
-        for name, paper in paper_names.items():
+        for name, paper in PAPER_NAMES.items():
             row[paper] = f.fit.params[name]
             for side in ("lower", "upper"):
                 row[f"{paper}_{side}"] = math.nan if coefficients is None else coefficients.loc[name, side]
         row["alpha_gt_0"] = math.nan if f.spread is None else float((f.spread.samples["p"] > 1e-3).mean())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def rounding_sensitivity(fits: Sequence[LawFit]) -> pd.DataFrame:
+    """One row per fit, in the paper's names: how far each coefficient of Eq. 7 moves when every loss changes
+    by a few units in its 13th digit, the rounding by which two CPUs' executions differ, and the largest of
+    those moves in standard deviations of its coefficient over the fit's perturbed refits
+    (`uncertainty.rounding_summary`; nan for fits without them)."""
+    return pd.DataFrame([{**f.keys, **uncertainty.rounding_summary(f.fit, f.spread)} for f in fits]).rename(
+        columns=PAPER_NAMES
+    )
 
 
 def alpha_interval_width(exponents: pd.DataFrame) -> float:

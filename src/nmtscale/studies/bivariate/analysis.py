@@ -176,6 +176,24 @@ def fit_quality(analyses: Sequence[Analysis]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def rounding_sensitivity(analyses: Sequence[Analysis]) -> pd.DataFrame:
+    """Per direction and test set: how far each coefficient of Eq. 2 (the robust fit) moves when every loss
+    changes by a few units in its 13th digit, the rounding by which two CPUs' executions differ, and the
+    largest of those moves in bootstrap standard deviations of its coefficient
+    (`uncertainty.rounding_summary`): how much of the fit, and of its interval, the machine decides."""
+    return pd.DataFrame(
+        [
+            {
+                "direction": a.direction,
+                "test_set": a.test_set,
+                "fitted_runs": len(a.fit_points),
+                **uncertainty.rounding_summary(a.bivariate, a.spread),
+            }
+            for a in analyses
+        ]
+    )
+
+
 # An exponent closer than this to a bound of its range sits on the bound: the fit pushed it there, so the data
 # set no value for it (the lower optimum a denser search finds is often such a corner: alpha -> 0, p -> 10).
 ON_BOUND = 1e-3

@@ -403,6 +403,26 @@ exponents[
 ]
 
 # %% [markdown]
+# How much of these fits the CPU decides: two CPUs executing this chapter from the same records round its
+# arithmetic differently, in about the 13th digit of a loss. Each fit above, refitted on its losses changed
+# by $-10^{-13}$, $10^{-13}$ and $3 \times 10^{-13}$ of themselves from its own starts
+# (`uncertainty.rounding_summary`), moves its coefficients by the amounts below; the last column gives the
+# largest move in perturbation standard deviations of its coefficient. Far below 1, the machine decides only
+# digits that the runs leave open anyway; above 1 it decides more than the seed noise does. That happens in
+# {glue:text}`rounding_over_std:.0f` of the {glue:text}`rounding_fits:.0f` fits (up to
+# {glue:text}`rounding_in_std_max:.1f` standard deviations): with four sizes for three coefficients the
+# objective of such a fit is flat enough that the last bits of the losses pick among nearly equal optima, so
+# the exponents and irreducible losses of those fits, and the verdicts on exponent stability and on
+# medium-length sources that read them, hold on this machine and may not on another.
+
+# %%
+rounding = arch.rounding_sensitivity(setting_fits)
+glue("rounding_fits", len(rounding), display=False)
+glue("rounding_over_std", int((rounding["largest_in_std"] > 1).sum()), display=False)
+glue("rounding_in_std_max", float(rounding["largest_in_std"].max()), display=False)
+rounding
+
+# %% [markdown]
 # ## Compute: FLOPs per token and measured speed (Fig. 7)
 #
 # Analytic matmul FLOPs per target token (`nmtscale.engine.flops`, checked against torch's flop counter in the

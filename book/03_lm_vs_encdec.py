@@ -410,10 +410,10 @@ exponents[
 # largest move in perturbation standard deviations of its coefficient. Far below 1, the machine decides only
 # digits that the runs leave open anyway; above 1 it decides more than the seed noise does. That happens in
 # {glue:text}`rounding_over_std:.0f` of the {glue:text}`rounding_fits:.0f` fits (up to
-# {glue:text}`rounding_in_std_max:.1f` standard deviations): with four sizes for three coefficients the
-# objective of such a fit is flat enough that the last bits of the losses pick among nearly equal optima, so
-# the exponents and irreducible losses of those fits, and the verdicts on exponent stability and on
-# medium-length sources that read them, hold on this machine and may not on another.
+# {glue:text}`rounding_in_std_max:.1f` standard deviations): the objective of such a fit is flat enough that
+# the last bits of the losses pick among nearly equal optima, so the exponents and irreducible losses of
+# those fits, and the verdicts on exponent stability and on medium-length sources that read them, hold on
+# this machine and may not on another.
 
 # %%
 rounding = arch.rounding_sensitivity(setting_fits)

@@ -18,6 +18,7 @@ from nmtscale.engine.flops import forward_flops
 from nmtscale.engine.model import ModelConfig
 from nmtscale.engine.tokenizer import UNK
 from nmtscale.errors import ConfigurationError
+from nmtscale.laws import fitting, uncertainty
 from nmtscale.studies import architectures as arch
 from nmtscale.studies import bivariate, claims
 from nmtscale.studies.claims import Gate
@@ -594,6 +595,10 @@ def test_the_papers_quantities_decide_not_our_checks():
     undetermined = verdicts(exponents=wide)
     assert undetermined[harder].startswith("not testable at this scale: Eq. 7's irreducible losses are")
     assert undetermined[medium].startswith("not testable at this scale")
+    no_floor = verdicts(exponents=exponents.assign(L_inf=0.0, L_inf_lower=0.0, L_inf_upper=0.0))
+    assert no_floor[harder].endswith(
+        "at the bound L_inf = 0 (a loss with no floor in sight over these sizes)"
+    )
     assert undetermined["Target-original test sets have the higher final loss (our check: raw loss)"] == (
         "reproduced"
     )
@@ -1164,3 +1169,43 @@ def test_deep_wide_text_counts_the_main_pairs_architectures_beyond_its_own_noise
     )
     deep_only = table[table["scaling"] != "wide"]
     assert arch.deep_wide_text(deep_only, {"en-de": 0.01}).startswith("No language model was trained both")
+
+
+def test_eq7_fits_bend_their_huber_loss_at_the_perturbation_noise():
+    n0 = 1000.0
+    n = np.array([1000.0, 2000.0, 4000.0, 8000.0])
+    loss = laws.power_law(n0)(pd.DataFrame({"N": n}), {"alpha": 0.8, "p": 0.4, "L_inf": 2.0})
+    loss[2] *= 1.02  # a residual between the project's default bend (1e-3) and the noise's (1e-2)
+    fit = arch.fit_power_laws(
+        pd.DataFrame({"variant": "EncDec", "N": n, "loss": loss}), ["variant"], n0, 0.01
+    )[0].fit
+    objective = fitting.multistart_objective(fit.law, fit.x, fit.y, delta=arch.HUBER_DELTA)
+    assert arch.HUBER_DELTA == uncertainty.PERTURBATION_SIGMA
+    assert fit.objective == pytest.approx(float(objective(fit.theta)[0]), rel=1e-9)
+    default = fitting.multistart_objective(fit.law, fit.x, fit.y)
+    assert float(default(fit.theta)[0]) != pytest.approx(fit.objective, rel=1e-3)
+
+
+def test_exponent_stability_judges_each_variant_by_its_own_intervals():
+    def fits(variant, alphas, half_width):
+        return pd.DataFrame(
+            {
+                "variant": variant,
+                "setting": ["short", "medium", "long"],
+                "alpha": alphas,
+                "alpha_lower": [a - half_width for a in alphas],
+                "alpha_upper": [a + half_width for a in alphas],
+            }
+        )
+
+    exponents = pd.concat(
+        [
+            fits("steady", [0.30, 0.32, 0.34], 0.01),  # range 0.04 < 0.05
+            fits("moving", [0.30, 0.45, 0.38], 0.01),  # intervals 0.13 apart
+            fits("vague", [0.30, 0.40, 0.35], 0.04),  # range 0.10, but the intervals are 0.02 apart
+        ]
+    )
+    stability = arch.exponent_stability(exponents).set_index("variant")
+    assert stability["verdict"].to_dict() == {"steady": "stable", "moving": "unstable", "vague": "undecided"}
+    assert stability.loc["moving", "range"] == pytest.approx(0.15)
+    assert stability.loc["vague", "interval_gap"] == pytest.approx(0.02)

@@ -139,6 +139,11 @@ def finite_difference_jacobian(predict: PredictFn, lower: np.ndarray, upper: np.
 # Univariate and bivariate laws (Ghorbani Eq. 1-2, Zhang Eq. 7, Fernandes Eq. 6)
 
 
+# The papers' names for `power_law`'s coefficients (Ghorbani Eq. 1, Zhang Eq. 7, Fernandes Eq. 6 all write
+# beta (N / N0)^-alpha + L_inf), by the law's names.
+POWER_LAW_PAPER_NAMES = {"alpha": "beta", "p": "alpha", "L_inf": "L_inf"}
+
+
 def power_law(n0: float = 1.0, input_name: str = "N") -> Law:
     """L(N) = alpha (N / n0)^-p + L_inf.
 

@@ -24,6 +24,7 @@ from nmtscale.studies.multilingual.analysis import (
     INTO_ENGLISH,
     NEXT_TO_FR,
     NEXT_TO_ZH,
+    RELATIVE_TOLERANCE,
     SMALL_WEIGHT,
     SMALL_WEIGHT_GAIN,
     WeightedFit,
@@ -198,7 +199,7 @@ def _into_english_claim(direction: pd.DataFrame) -> Claim:
 def _held_out_claim(held_out: pd.DataFrame, form: str, equation: str) -> Claim:
     """Fig. 7, 18: Eq. 11 with the fraction law `form` predicts the weights held out of its fit within 1%."""
     errors = held_out[(held_out["form"] == form) & (held_out["held_out_points"] > 0)]
-    ok = errors["held_out_max_rel_error"] <= 0.01
+    ok = errors["held_out_max_rel_error"] <= RELATIVE_TOLERANCE
     return _held_in_each(
         f"Eq. 11 with {equation} predicts weights held out of the fit, so the frontier (Fig. 7, 18)",
         "frontier captured almost perfectly at every size",
@@ -231,7 +232,7 @@ def _chrf_claim(correlation: pd.DataFrame) -> Claim:
 
 def _three_pair_claim(three_pairs: pd.DataFrame) -> Claim:
     """App. H, Fig. 20: laws fitted on two-pair models predict three-pair models within 1%."""
-    ok = three_pairs["rel_error"] <= 0.01 if len(three_pairs) else pd.Series(dtype=bool)
+    ok = three_pairs["rel_error"] <= RELATIVE_TOLERANCE if len(three_pairs) else pd.Series(dtype=bool)
     return _held_in_each(
         "Two-pair fits predict three-pair models (App. H, Fig. 20)",
         "predicted well",
@@ -307,7 +308,7 @@ def weight_claims(
     rows.append(_small_weight_claim(trained, weighted))
     loss_errors = held_out[(held_out["form"] == "eq12") & (held_out["held_out_points"] > 0)]
     chrf_errors = chrf_held_out[chrf_held_out["held_out_points"] > 0]
-    ok = chrf_errors["held_out_max_rel_error"] <= 0.01
+    ok = chrf_errors["held_out_max_rel_error"] <= RELATIVE_TOLERANCE
     scores = table.loc[table["chrf"] > 0, "chrf"]
     rows.append(
         _held_in_each(

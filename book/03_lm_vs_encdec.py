@@ -76,7 +76,7 @@
 #   variant by variant on its own intervals, the exponent stays within 0.05 across evaluation settings
 #   (source- vs target-original, source length) in {glue:text}`stable_variants:.0f` of
 #   {glue:text}`stability_variants:.0f` variants and moves further, beyond its intervals, in
-#   {glue:text}`unstable_variants:.0f` (the verdict table gives each pair). The irreducible loss says nothing
+#   {glue:text}`unstable_variants:.0f` (the verdict table gives each pair). The irreducible loss says little
 #   here: {glue:text}`l_inf_at_bound:.0f` of the {glue:text}`setting_fit_count:.0f` fits put it at its bound
 #   0, a pure power law with no floor in sight over sizes 1 to 8, so the ordering of floors across settings
 #   rests on the few variants whose intervals are apart (the verdict table counts them). In the raw losses,
@@ -413,8 +413,8 @@ exponents[
 # Whether each variant's exponent is stable, judged on its own intervals: the range of alpha over the
 # settings, the widest gap between two settings' 95% intervals, and the verdict: stable when the range is
 # under the paper's 0.05, unstable when two intervals lie more than 0.05 apart, undecided when the range
-# exceeds 0.05 only within the intervals (those fits have a floor $L_\infty > 0$ whose position the four
-# sizes barely fix, and their exponents move with it).
+# exceeds 0.05 only within the intervals (in the table above, such a variant's widest intervals belong to the
+# fits that find a floor $L_\infty > 0$, whose position four sizes barely fix).
 
 # %%
 stability = arch.exponent_stability(exponents, by=["group", "variant"])

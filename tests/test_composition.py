@@ -174,6 +174,17 @@ def test_synthetic_pairs_keep_the_natural_side_where_it_belongs():
     assert composition.synthetic_pair("back", "Hallo", " \n") is None
 
 
+def test_synthetic_pairs_off_the_length_ratio_are_dropped():
+    looping = "Wort " * 20
+    assert composition.synthetic_pair("forward", "A word.", looping, max_length_ratio=4) is None
+    assert composition.synthetic_pair("back", looping, "A word.", max_length_ratio=4) is None, "either side"
+    assert composition.synthetic_pair("forward", "A word.", "Ein Wort.", max_length_ratio=4) == (
+        "A word.",
+        "Ein Wort.",
+    )
+    assert composition.synthetic_pair("forward", "A word.", looping) == ("A word.", looping.strip())
+
+
 def test_mono_sample_is_a_fixed_nested_order():
     small, large = composition.mono_sample("en", 5), composition.mono_sample("en", 50)
     assert large[:5] == small
@@ -202,6 +213,10 @@ def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, mo
     assert train[0] == f"EN {german[0]}\t{german[0]}"  # model English source, natural German target
     again = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic")
     assert again == made and len(calls) == 1
+    # At ratio 1 a pair goes unless its sides are equally long: every "EN " + German.
+    filtered = composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic", 1)
+    assert filtered.train_path.parent.name == "abc123-back-6-3-greedy-ratio1", "its own folder"
+    assert (filtered.train_pairs, filtered.heldout_pairs, filtered.dropped) == (0, 0, 9)
     with pytest.raises(ConfigurationError, match="needs a en-de teacher"):
         composition.synthetic_set("ft", "forward", teacher, 6, 3, tmp_path / "synthetic")
     with pytest.raises(ConfigurationError, match="kind 'sideways'"):

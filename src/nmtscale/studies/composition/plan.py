@@ -45,7 +45,7 @@ class SyntheticSet:
     heldout_path: Path
     train_pairs: int
     heldout_pairs: int
-    dropped: int  # sentences whose translation came out empty
+    dropped: int  # sentences whose translation came out empty or off the length ratio
 
 
 def teacher_configs(

@@ -19,12 +19,18 @@ from nmtscale.studies.composition.plan import KINDS, MONO_SEED, SyntheticSet
 
 
 def synthetic_set(
-    name: str, kind: str, teacher: RunSummary, n_train: int, n_heldout: int, root: Path
+    name: str,
+    kind: str,
+    teacher: RunSummary,
+    n_train: int,
+    n_heldout: int,
+    root: Path,
+    max_length_ratio: float | None = None,
 ) -> SyntheticSet:
     """The synthetic set of `kind` that the finished run `teacher` makes from the corpus's natural
     monolingual text: `n_train` + `n_heldout` sentences, translated greedily (the translations are kept in
-    the results store), written as TSV files under `root` in a folder named by the teacher's run id and the
-    sizes."""
+    the results store), written as TSV files under `root` in a folder named by the teacher's run id, the
+    sizes and `max_length_ratio` (`synthetic_pair`'s filter; None keeps every non-empty pair)."""
     if kind not in KINDS:
         raise ConfigurationError(f"synthetic set {name!r}: kind {kind!r} is not one of {sorted(KINDS)}")
     direction, mono_lang = KINDS[kind]
@@ -35,13 +41,14 @@ def synthetic_set(
             f"synthetic set {name!r}: a {kind} set needs a {direction} teacher; run {teacher.run_id} "
             f"translates {teacher.config['data']['directions']}"
         )
-    folder = Path(root) / f"{teacher.run_id}-{kind}-{n_train}-{n_heldout}-greedy"
+    ratio = "" if max_length_ratio is None else f"-ratio{max_length_ratio:g}"
+    folder = Path(root) / f"{teacher.run_id}-{kind}-{n_train}-{n_heldout}-greedy{ratio}"
     train_path, heldout_path, meta_path = folder / "train.tsv", folder / "heldout.tsv", folder / "meta.json"
     if not meta_path.exists():
         sentences = mono_sample(mono_lang, n_train + n_heldout)
         translations = runs.translations(teacher, sentences, direction)
         pairs = [
-            synthetic_pair(kind, natural, model)
+            synthetic_pair(kind, natural, model, max_length_ratio)
             for natural, model in zip(sentences, translations, strict=True)
         ]
         train = [pair for pair in pairs[:n_train] if pair is not None]
@@ -65,10 +72,14 @@ def synthetic_sets(
     n_heldout: int,
     root: Path,
     workers: int = 1,
+    max_length_ratio: float | None = None,
 ) -> list[SyntheticSet]:
     """`synthetic_set` for every (name, kind, teacher run), `workers` teachers decoding at a time in separate
     processes with one torch thread each (as the training sweep runs)."""
-    arguments = [(name, kind, teacher, n_train, n_heldout, Path(root)) for name, kind, teacher in requests]
+    arguments = [
+        (name, kind, teacher, n_train, n_heldout, Path(root), max_length_ratio)
+        for name, kind, teacher in requests
+    ]
     return pool.parallel_map(synthetic_set, arguments, workers)
 
 
@@ -97,11 +108,20 @@ def mono_sample(lang: str, n: int) -> list[str]:
     return sentences[:n]
 
 
-def synthetic_pair(kind: str, natural: str, model: str) -> tuple[str, str] | None:
+def synthetic_pair(
+    kind: str, natural: str, model: str, max_length_ratio: float | None = None
+) -> tuple[str, str] | None:
     """The En->De training pair of one monolingual sentence and its translation, or None when either side
-    is empty once tabs and line breaks (which would break the TSV) are made spaces."""
+    is empty once tabs and line breaks (which would break the TSV) are made spaces, or when one side is more
+    than `max_length_ratio` times as long as the other in characters (None: no limit). The ratio filter is
+    the bitext cleaning of Moses' clean-corpus-n: a teacher whose greedy search loops writes thousands of
+    characters for one sentence, a pair longer than a student's training batch."""
     natural, model = (" ".join(text.split()) for text in (natural, model))
     if not natural or not model:
+        return None
+    if max_length_ratio is not None and max(len(natural), len(model)) > max_length_ratio * min(
+        len(natural), len(model)
+    ):
         return None
     return (natural, model) if kind == "forward" else (model, natural)
 

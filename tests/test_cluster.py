@@ -88,7 +88,14 @@ def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsew
             strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
             ray.get(warm.options(num_cpus=1, scheduling_strategy=strategy).remote(configs[0]))
     outcome: dict = {}
-    sweeper = threading.Thread(target=lambda: outcome.update(summaries=runs.sweep(configs, engine="ray")))
+
+    def sweep_and_keep_the_outcome() -> None:
+        try:
+            outcome["summaries"] = runs.sweep(configs, engine="ray")
+        except Exception as err:  # raised again below, in the test's own thread
+            outcome["error"] = err
+
+    sweeper = threading.Thread(target=sweep_and_keep_the_outcome)
     sweeper.start()
 
     def finished_and_training() -> tuple[list, list]:
@@ -107,8 +114,11 @@ def test_a_node_killed_mid_sweep_loses_no_finished_run_and_its_runs_finish_elsew
     first = record.record_path(finished[0].name, record.results_root())
     written = first.stat().st_mtime_ns
     cluster.remove_node(doomed, allow_graceful=False)
-    sweeper.join(timeout=600)
-
+    # on two cores busy with other jobs the two nodes left take minutes over the four long runs
+    sweeper.join(timeout=1800)
+    assert not sweeper.is_alive(), "the sweep had not ended 30 minutes after the node was killed"
+    if "error" in outcome:
+        raise outcome["error"]
     assert [s.status for s in outcome["summaries"]] == ["finished"] * len(steps)
     assert [s.steps for s in outcome["summaries"]] == steps
     assert first.stat().st_mtime_ns == written  # the run finished before the kill was not trained again

@@ -74,6 +74,19 @@ def test_gate_ranges_give_each_kind_of_gates_smallest_and_largest_measurement():
     assert set(ranges) == {f"{kind}_{end}" for kind in claims.GATE_KINDS for end in ("min", "max")}
 
 
+def test_gate_tally_counts_the_judged_gates_and_names_the_failed_ones():
+    gates = [
+        claims.Gate("size effect: natural on l10n (seed std)", 105.0, ">= 10", True),
+        claims.Gate("size effect: forward on story (seed std)", 5.39, ">= 10", False),
+        claims.Gate("largest rise above the minimum (seed std)", 200.0, "", None),
+    ]
+    tally = claims.gate_tally(gates, "size")
+    assert (tally["size_passed"], tally["size_gates"], tally["size_max"]) == (1, 2, 200.0)
+    assert tally["size_failed"] == "size effect: forward on story (seed std) 5.39"
+    assert claims.gate_tally(gates[:1], "size")["size_failed"] == "none"
+    assert math.isnan(claims.gate_tally([], "size")["size_max"])
+
+
 def test_the_scorecard_reads_back_what_the_chapters_showed(tmp_path):
     first = [claim(claims.REPRODUCED, name="a"), claim(claims.NOT_TESTABLE, "small", name="b")]
     second = [claim(claims.PARTLY, name="c")]

@@ -221,6 +221,8 @@ def test_synthetic_set_translates_once_and_drops_empty_translations(tmp_path, mo
         composition.synthetic_set("ft", "forward", teacher, 6, 3, tmp_path / "synthetic")
     with pytest.raises(ConfigurationError, match="kind 'sideways'"):
         composition.synthetic_set("x", "sideways", teacher, 6, 3, tmp_path / "synthetic")
+    with pytest.raises(ConfigurationError, match="'bt': a length ratio of 0.5 would drop every pair"):
+        composition.synthetic_set("bt", "back", teacher, 6, 3, tmp_path / "synthetic", 0.5)
 
 
 def test_decoded_plan_trains_each_model_once_with_only_the_decoding_keys_changed():
@@ -293,7 +295,10 @@ def test_student_plan_trains_each_series_at_each_width():
     assert natural.data.max_train_pairs == 9 and natural.data.train_files is None
     assert ft32.data.train_files == {"en-de": "s/ft/train.tsv"} and ft32.data.max_train_pairs is None
     assert (ft32.model.d_model, ft32.model.d_ff, ft32.model.n_heads) == (32, 128, 4)
-    assert natural.data.test_files == {"en-de": {"ft": "s/ft/heldout.tsv", "bt": "s/bt/heldout.tsv"}}
+    assert natural.data.test_files is None and natural.data.test_sets == base.data.test_sets
+    assert ft32.data.test_files == {"en-de": {"ft": "s/ft/heldout.tsv"}}, "its own set's held-out part only"
+    without_bt = composition.student_plan(base, sets[:1], [8, 32], n_natural_pairs=9)
+    assert [s.config for s in without_bt] == [s.config for s in students[:4]], "no student depends on bt"
     with pytest.raises(ConfigurationError, match="multiple of 8"):
         composition.width_config(base, 12)
 
@@ -362,6 +367,38 @@ def test_best_width_finds_where_scaling_stops():
     assert best.loc["large", "gain_smallest_to_best"] == pytest.approx(0.3)
 
 
+def test_student_size_gates_count_the_width_effect_in_seed_stds():
+    rows = [
+        {"series": series, "test_set": "ding", "width": width, "loss": loss, "loss_per_token": 3 * loss}
+        for series, losses in (("natural", (1.2, 1.1, 1.0)), ("back", (1.2, 1.19, float("nan"))))
+        for width, loss in zip((32, 64, 128), losses, strict=True)
+    ]
+    students = pd.DataFrame(rows)
+    repeated = pd.DataFrame(
+        {"direction": "en-de", "test_set": "ding", "model": "2L-2L", "loss": [3.0, 3.06]}  # std 0.06/sqrt(2)
+    )
+    seed_std = composition.student_seed_std(students, repeated)
+    assert seed_std == pytest.approx(0.06 / np.sqrt(2) / 3)  # per token / characters per token
+    gates = composition.student_size_gates(students, 0.01)
+    assert [g.gate for g in gates] == [
+        "size effect: natural students on ding (seed std)",
+        "size effect: back students on ding (seed std)",
+    ]
+    assert gates[0].measured == pytest.approx(20) and gates[0].passed  # width 32 minus width 128
+    assert gates[1].measured == pytest.approx(1) and not gates[1].passed  # the failed widest one left out
+    assert "width 32 minus width 64" in gates[1].detail
+    twin = students[students["series"] == "back"].assign(series="back-2", loss=lambda f: f["loss"] + 0.05)
+    numbers = composition.student_numbers(pd.concat([students, twin]), {"back": "back", "back-2": "back"})
+    assert numbers["student_width_range"] == "32-128"
+    assert numbers["student_loss_natural"] == pytest.approx(1.0)
+    assert np.isnan(numbers["student_loss_back"]) and np.isnan(numbers["student_loss_forward"]), (
+        "no back-translation student finished at the widest width, and no forward one was trained"
+    )
+    assert numbers["back_series_gap"] == pytest.approx(0.05)
+    one_teacher = composition.student_numbers(students, {"back": "back"})
+    assert np.isnan(one_teacher["back_series_gap"])
+
+
 def summary_with(run_id, points):
     curves = [
         {
@@ -396,6 +433,13 @@ def test_bleu_laws_fit_per_group_and_compare_at_equal_loss():
     fits = composition.bleu_fits(points, ["approach"]).set_index("approach")
     assert fits.loc["encoder", "p_B"] == pytest.approx(2.0) and fits.loc["encoder", "holds"]
     assert fits.loc["decoder", "zero_score"] == 1 and fits.loc["decoder", "c_B"] == pytest.approx(50)
+    assert fits.loc["encoder", "span"] == pytest.approx(100 / 9 - 100 / 25)  # zero scores are not spanned
+    assert fits.loc["decoder", "span"] == pytest.approx(50 / 9 - 50 / 25)
+    best = composition.best_bleu(points, ["ding", "l10n"], "toy")
+    assert best["toy_best_bleu_ding"] == pytest.approx(100 / 9) and np.isnan(best["toy_best_bleu_l10n"])
+    gates = {g.gate: g for g in composition.span_gates(fits.reset_index(), ["approach"], "toy", min_span=5)}
+    assert gates["BLEU span of Eq. 5's points: toy, encoder"].passed
+    assert not gates["BLEU span of Eq. 5's points: toy, decoder"].passed
     few = composition.bleu_fits(points[points["step"] < 3], ["approach"])
     assert few["p_B"].isna().all() and not few["holds"].any()
     cmp = composition.equal_loss_comparison(points).iloc[0]
@@ -491,7 +535,9 @@ def test_part_b_numbers_quote_teachers_sets_and_students():
     )
     assert "big (width 32) loss 3 to 3.5; wide (width 128) loss 2 nats per token" in text
     assert "BLEU big 0.5 to 1.5, chrF big 15 to 20." in text, "a candidate's BLEU is scored elsewhere"
-    assert "forward 900 + 100 pairs (2 empty dropped)" in text
+    only_candidates = composition.part_b_numbers({"wide": candidate}, [synthetic], students, best)[0]
+    assert only_candidates.endswith("nats per token (their BLEU and chrF: the candidates' table).")
+    assert "forward 900 + 100 pairs (2 dropped: empty or off the length ratio)" in text
     assert "widest width (nats per character): forward 1.4000; natural 1.0000" in text
     assert "by forward 0.100; natural 0.200" in text, "the loss falls per doubling: 2 doublings from 8 to 32"
     assert "natural/l10n 32." in text and "natural/forward" not in text, "natural test sets only"
@@ -718,6 +764,19 @@ def test_part_a_and_the_bleu_trend_follow_the_papers_quantities():
     assert by_claim[bleu].verdict == "partly reproduced"
 
 
+def test_back_translation_saturation_needs_natural_students_that_keep_improving():
+    inputs = claim_inputs(size_effect=True)
+    students = inputs["students"]
+    natural_wide = (students["series"] == "natural") & (students["width"] == 32)
+    inputs["students"] = students.assign(loss=students["loss"].where(~natural_wide, 1.95))  # best at 16
+    row = composition.claims(**inputs)[3]
+    assert row.verdict == "not testable at this scale" and "natural/l10n 16" in row.measured
+    only_story = natural_wide & (students["test_set"] != "story")
+    inputs["students"] = students.assign(loss=students["loss"].where(~only_story, 1.95))
+    row = composition.claims(**inputs)[3]
+    assert row.verdict == "reproduced", "on story bt-small stops and bt-large does not: half the cases"
+
+
 def test_capacity_claim_is_not_supported_when_students_beyond_the_teacher_keep_improving():
     inputs = claim_inputs(size_effect=True)
     students = inputs["students"]
@@ -725,6 +784,12 @@ def test_capacity_claim_is_not_supported_when_students_beyond_the_teacher_keep_i
     inputs["students"] = students.assign(loss=students["loss"].where(~small_wide, 2.0))
     row = composition.claims(**inputs)[5]
     assert row.verdict == "not reproduced" and "from N 15,000 to 60,000 the loss falls" in row.measured
+    natural_flat = (students["series"] == "natural") & (students["width"] == 32)
+    inputs["students"] = inputs["students"].assign(loss=lambda f: f["loss"].where(~natural_flat, 1.9))
+    row = composition.claims(**inputs)[5]
+    assert row.verdict == "not testable at this scale", "the natural students stop too: the budget, not data"
+    assert row.reason == "past the teachers' sizes the natural students do not improve either"
+    assert "l10n 0.100 (natural 0.000)" in row.measured
 
 
 def test_eq5_is_fitted_to_the_checkpoints_above_chance():

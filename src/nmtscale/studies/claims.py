@@ -146,6 +146,20 @@ def gate_ranges(gates: Sequence[Gate]) -> dict[str, float]:
     return ranges
 
 
+def gate_tally(gates: Sequence[Gate], name: str) -> dict[str, float | int | str]:
+    """How a set of gates came out, for a summary to quote without restating the table: `<name>_passed` and
+    `<name>_gates` (how many of those with a threshold passed, of how many), `<name>_max` (the largest
+    measured value; NaN without gates) and `<name>_failed` (each failed gate with its value, or "none")."""
+    judged = [gate for gate in gates if gate.passed is not None]
+    failed = [f"{gate.gate} {_gate_value(gate.measured)}" for gate in judged if not gate.passed]
+    return {
+        f"{name}_passed": sum(bool(gate.passed) for gate in judged),
+        f"{name}_gates": len(judged),
+        f"{name}_max": max((gate.measured for gate in gates), default=math.nan),
+        f"{name}_failed": "; ".join(failed) or "none",
+    }
+
+
 def show_gates(gates: Sequence[Gate]):
     """The gates table styled for the book: failed gates in red."""
     frame = gates_table(gates)

@@ -18,7 +18,7 @@ from nmtscale.engine.counting import parameter_counts
 from nmtscale.engine.tokenizer import Tokenizer
 from nmtscale.laws import fitting
 from nmtscale.record import RunSummary
-from nmtscale.studies import bivariate
+from nmtscale.studies import bivariate, sweeps
 from nmtscale.studies.bivariate import Analysis
 from nmtscale.studies.claims import Gate
 from nmtscale.studies.composition.plan import KINDS, STUDENT_DIRECTION, Student, SyntheticSet
@@ -392,6 +392,84 @@ def best_width(students: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def student_seed_std(students: pd.DataFrame, seed_runs: pd.DataFrame) -> float:
+    """The seed standard deviation of a student's loss in nats per character: that of the per-token final
+    loss of `seed_runs` (`sweeps.run_table` of the runs repeated with several seeds at the students' recipe,
+    mean over test sets), divided by the natural students' characters per token on the natural test sets
+    (`students`: `student_table`; the natural students' vocabulary is trained on the same kind of text)."""
+    natural = students[(students["series"] == "natural") & (students["test_set"].isin(bivariate.TEST_SETS))]
+    per_token = float(sweeps.seed_spread(seed_runs)["std"].mean())
+    return per_token * float((natural["loss"] / natural["loss_per_token"]).mean())
+
+
+def student_size_gates(students: pd.DataFrame, seed_std: float, min_effect: float = 10.0) -> list[Gate]:
+    """Issue 42's size gate for every series of students and test set of `student_table`: the loss of its
+    narrowest student minus that of its widest, in seed standard deviations `seed_std` (`student_seed_std`,
+    nats per character), at least `min_effect`; below it the series' width trend is within a few runs'
+    noise."""
+    gates = []
+    for (series, test_set), group in students.dropna(subset=["loss"]).groupby(
+        ["series", "test_set"], sort=False
+    ):
+        narrowest = group.loc[group["width"].idxmin()]
+        widest = group.loc[group["width"].idxmax()]
+        effect = float(narrowest["loss"] - widest["loss"])
+        gates.append(
+            Gate(
+                f"size effect: {series} students on {test_set} (seed std)",
+                effect / seed_std,
+                f">= {min_effect:g}",
+                bool(effect >= min_effect * seed_std),
+                f"width {int(narrowest['width'])} minus width {int(widest['width'])}: {effect:+.4f} nats per "
+                f"character, seed std {seed_std:.4f}",
+            )
+        )
+    return gates
+
+
+def student_numbers(students: pd.DataFrame, kinds: Mapping[str, str]) -> dict[str, float | str]:
+    """The numbers the chapter's text quotes on its students (`student_table`, natural test sets only;
+    `kinds`: each synthetic set's kind by name): the widths trained (`student_width_range`), the mean loss
+    at the widest width of the natural students and of the students of each kind of synthetic set
+    (`student_loss_natural`, `student_loss_forward`, `student_loss_back`, nats per character; NaN where
+    none finished), and the largest spread between back-translation series of different teachers at one
+    width and test set (`back_series_gap`, NaN with one teacher)."""
+    natural = students[students["test_set"].isin(bivariate.TEST_SETS)].dropna(subset=["loss"])
+    natural = natural.assign(kind=natural["series"].map(lambda series: kinds.get(series, "natural")))
+    widest = natural[natural["width"] == natural["width"].max()].groupby("kind")["loss"].mean()
+    back_series = [name for name, k in kinds.items() if k == "back"]
+    back = natural[natural["series"].isin(back_series)].groupby(["width", "test_set"])["loss"]
+    widths = sorted(natural["width"].unique())
+    return {
+        "student_width_range": f"{widths[0]}-{widths[-1]}",
+        **{f"student_loss_{k}": float(widest.get(k, math.nan)) for k in ("natural", *KINDS)},
+        "back_series_gap": float((back.max() - back.min()).max()) if len(back_series) > 1 else math.nan,
+    }
+
+
+def best_bleu(points: pd.DataFrame, test_sets: Sequence[str], prefix: str) -> dict[str, float]:
+    """The highest BLEU of any checkpoint of `points` (`quality_points` or `student_points`) on each of
+    `test_sets`, as `<prefix>_best_bleu_<test set>` (NaN where none scored), for the text to quote."""
+    best = points.groupby("test_set")["bleu"].max()
+    return {f"{prefix}_best_bleu_{t}": float(best.get(t, math.nan)) for t in test_sets}
+
+
+def span_gates(fits: pd.DataFrame, by: Sequence[str], models: str, min_span: float = 10.0) -> list[Gate]:
+    """Issue 42's range gate for every Eq. 5 fit of `fits` (`bleu_fits` grouped by `by`, of the `models`
+    named): the BLEU its points span at least `min_span` points. The paper reads Eq. 5 over tens of BLEU
+    points; fitted to a sliver of the range, a power law and a line cannot be told apart."""
+    return [
+        Gate(
+            f"BLEU span of Eq. 5's points: {models}, {', '.join(str(row[key]) for key in by)}",
+            float(row["span"]),
+            f">= {min_span:g}",
+            bool(row["span"] >= min_span),
+            f"{int(row['points'])} checkpoints above zero, {int(row['zero_score'])} at zero",
+        )
+        for _, row in fits.iterrows()
+    ]
+
+
 def quality_points(meta: Sequence[Mapping], summaries: Sequence[RunSummary]) -> pd.DataFrame:
     """One row per run, evaluation with translations, and test set: the run's `meta` columns (direction,
     approach, model, N, ...), step, test loss, BLEU, chrF and their sacrebleu signatures."""
@@ -581,14 +659,19 @@ def bleu_fits(
     """Eq. 5, BLEU = c_B L^-p_B, fitted to the points of every group of `by` (`fitting.fit_bleu_vs_loss`);
     `metric` "chrf" fits the same form to chrF.
 
-    Points scoring 0 cannot enter a log-log fit and are counted in `zero_score`. The law is said to hold
+    Points scoring 0 cannot enter a log-log fit and are counted in `zero_score`; `span` is the highest score
+    of the others minus the lowest, the range of the metric the law is fitted over. The law is said to hold
     where R^2 >= `min_r2` and p_B's interval excludes zero; groups with fewer than 3 usable points get NaN.
     """
     rows = []
     for keys, group in points.groupby(list(by), sort=False):
         usable = group[group[metric] > 0]
         row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,), strict=True))
-        row |= {"points": len(usable), "zero_score": len(group) - len(usable)}
+        row |= {
+            "points": len(usable),
+            "zero_score": len(group) - len(usable),
+            "span": float(usable[metric].max() - usable[metric].min()) if len(usable) else np.nan,
+        }
         if len(usable) >= 3 and usable["loss"].nunique() >= 2:
             fit = fitting.fit_bleu_vs_loss(usable["loss"], usable[metric])
             coef = fit.coefficients(level).set_index("parameter")
@@ -613,7 +696,7 @@ def bleu_fits(
                 "holds": False,
             }
         rows.append(row)
-    columns = [*by, "points", "zero_score", "c_B", "p_B", "p_B_lower", "p_B_upper", "r2", "holds"]
+    columns = [*by, "points", "zero_score", "span", "c_B", "p_B", "p_B_lower", "p_B_upper", "r2", "holds"]
     return pd.DataFrame(rows, columns=columns)  # the columns even where no group has points
 
 

@@ -197,16 +197,20 @@ def student_plan(
     widen: Callable[[RunConfig, int], RunConfig] = width_config,
 ) -> list[Student]:
     """En->De students of every width (`widen(base, width)`) on natural data (capped at `n_natural_pairs`,
-    the size of the synthetic sets) and on each synthetic set; every student is evaluated on the natural
-    test sets of `base` and on the held-out part of every synthetic set."""
-    test_files = {STUDENT_DIRECTION: {s.name: str(s.heldout_path) for s in sets}}
-    common = {"data.directions": [STUDENT_DIRECTION], "data.test_files": test_files}
-    series = {"natural": override(base, common | {"data.max_train_pairs": n_natural_pairs})}
+    the size of the synthetic sets) and on each synthetic set. Every student is evaluated on the natural
+    test sets of `base`; a synthetic set's students also on that set's held-out part, and on no other set's,
+    so that their configs do not depend on the other teachers and they can train before those finish."""
+    directions = {"data.directions": [STUDENT_DIRECTION]}
+    series = {"natural": override(base, directions | {"data.max_train_pairs": n_natural_pairs})}
     for s in sets:
         series[s.name] = override(
             base,
-            common
-            | {"data.train_files": {STUDENT_DIRECTION: str(s.train_path)}, "data.max_train_pairs": None},
+            directions
+            | {
+                "data.train_files": {STUDENT_DIRECTION: str(s.train_path)},
+                "data.test_files": {STUDENT_DIRECTION: {s.name: str(s.heldout_path)}},
+                "data.max_train_pairs": None,
+            },
         )
     return [Student(name, width, widen(cfg, width)) for name, cfg in series.items() for width in widths]
 

@@ -33,6 +33,11 @@ def synthetic_set(
     sizes and `max_length_ratio` (`synthetic_pair`'s filter; None keeps every non-empty pair)."""
     if kind not in KINDS:
         raise ConfigurationError(f"synthetic set {name!r}: kind {kind!r} is not one of {sorted(KINDS)}")
+    if max_length_ratio is not None and not max_length_ratio >= 1:
+        raise ConfigurationError(
+            f"synthetic set {name!r}: a length ratio of {max_length_ratio} would drop every pair whose sides "
+            "differ in length; use a ratio of at least 1, or None to keep every pair"
+        )
     direction, mono_lang = KINDS[kind]
     if not teacher.finished:
         raise ConfigurationError(f"synthetic set {name!r}: teacher run {teacher.run_id} {teacher.status}")

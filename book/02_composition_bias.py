@@ -534,7 +534,8 @@ print(
 # One panel per direction and test set, two a row. Each point is one checkpoint of one model (the tooltip
 # names both), coloured by scaling approach (teachers trained here by `teachers` with a width join them;
 # the candidate teachers are decoded at their end only, in the candidates' table); dashed: Eq. 5 fitted to
-# all depth-scaled models of the panel (teachers excluded), where enough scores are above zero. Zero scores cannot be drawn on a log axis and are left out of the charts.
+# all depth-scaled models of the panel (teachers excluded), where enough scores are above zero. Zero scores
+# cannot be drawn on a log axis and are left out of the charts.
 
 # %%
 depth_points = points[points["approach"] != "teacher (width)"]

@@ -231,9 +231,10 @@ fitting.fit_each(law, two_weights, two_weights["loss"], by="p")
 #   `budget_curves` turn the analyses and runs into tables.
 # - `nmtscale.studies.composition` (chapter 2): `composition_table` and `reducible_curves` (scaling per test
 #   set and the size multiplier under a loss threshold), `synthetic_sets` (forward- and back-translated
-#   training sets from stored teacher models), `student_plan` and `student_table`, `decoded_plan` (chapter 1's
-#   models trained again, translating at every evaluation), `bleu_fits` (Eq. 5 with intervals),
-#   `equal_loss_comparison` and `embedding_similarity` (the offline sentence-embedding score).
+#   training sets from stored teacher models), `student_plan` and `student_table`, `decoded_families` (part
+#   C's depth- and width-scaled models of the natural students' recipe, translating at every evaluation),
+#   `bleu_fits` (Eq. 5 with intervals), `equal_loss_comparison` and `embedding_similarity` (the offline
+#   sentence-embedding score).
 # - `nmtscale.studies.architectures` (chapter 3): `architecture_plan` (EncDec sizes and the LM + Deep / LM +
 #   Wide models matched to them), `run_table`, `evaluate_runs` (stored models by source length, with greedy
 #   translations), `fit_power_laws` (Eq. 7 with perturbation intervals), `flops_table`, `translation_table`,

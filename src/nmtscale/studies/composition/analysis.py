@@ -504,8 +504,8 @@ def decoded_models(
     quality_summaries: Sequence[RunSummary],
     teacher_summaries: Mapping[str, RunSummary],
 ) -> tuple[list[dict[str, Any]], list[RunSummary]]:
-    """The models part C reads translations from, as (`quality_points`' meta, summaries): chapter 1's decoded
-    depth-scaled models, then the teachers (approach 'teacher (width)')."""
+    """The models part C re-decodes at their end, as (`quality_points`' meta, summaries): the decoded
+    depth-scaled family (`decoded_families`), then the teachers trained here (approach 'teacher (width)')."""
     meta = [{"direction": p.direction, "approach": p.approach, "model": p.label} for p in quality_plan]
     meta += [
         {"direction": s.config["data"]["directions"][0], "approach": "teacher (width)", "model": name}
@@ -513,6 +513,17 @@ def decoded_models(
     ]
     decoded = [*quality_summaries, *teacher_summaries.values()]
     return [info | {"N": s.n_params_non_embedding} for info, s in zip(meta, decoded, strict=True)], decoded
+
+
+def width_family_points(family: Sequence[Student], summaries: Sequence[RunSummary]) -> pd.DataFrame:
+    """`quality_points` of part C's width-scaled family (`decoded_families`), approach 'width', each model
+    named by its width."""
+    meta = [
+        {"direction": x.config.data.directions[0], "approach": "width", "model": f"w{x.width}"}
+        | {"N": s.n_params_non_embedding}
+        for x, s in zip(family, summaries, strict=True)
+    ]
+    return quality_points(meta, summaries)
 
 
 def student_points(
@@ -620,18 +631,24 @@ def run_overview(
     quality_summaries: Sequence[RunSummary],
     students: Sequence[Student],
     student_summaries: Sequence[RunSummary],
+    width_family: Sequence[Student] = (),
+    width_summaries: Sequence[RunSummary] = (),
 ) -> pd.DataFrame:
-    """One row per run of parts B and C: its role (teacher, decoded depth-scaled, student), name, id,
-    direction, width, depths, size, updates, tokens and training time."""
+    """One row per run of parts B and C: its role (teacher, student, decoded depth- or width-scaled), name,
+    id, direction, width, depths, size, updates, tokens and training time."""
     rows = (
         [("teacher", name, s, teacher_configs[name]) for name, s in teacher_summaries.items()]
+        + [
+            ("student", f"{x.series} w{x.width}", s, x.config)
+            for x, s in zip(students, student_summaries, strict=True)
+        ]
         + [
             ("decoded depth-scaled", f"{p.direction} {p.label}", s, p.config)
             for p, s in zip(quality_plan, quality_summaries, strict=True)
         ]
         + [
-            ("student", f"{x.series} w{x.width}", s, x.config)
-            for x, s in zip(students, student_summaries, strict=True)
+            ("decoded width-scaled", f"{x.config.data.directions[0]} w{x.width}", s, x.config)
+            for x, s in zip(width_family, width_summaries, strict=True)
         ]
     )
     return pd.DataFrame(

@@ -15,6 +15,7 @@ from nmtscale.studies.sweeps import PlannedRun
 
 # A student trains on En->De pairs; its teacher translates the monolingual text of one side into the other.
 KINDS = {"forward": ("en-de", "en"), "back": ("de-en", "de")}
+DIRECTIONS = tuple(direction for direction, _ in KINDS.values())
 
 
 STUDENT_DIRECTION = "en-de"
@@ -201,7 +202,7 @@ def student_plan(
     test sets of `base`; a synthetic set's students also on that set's held-out part, and on no other set's,
     so that their configs do not depend on the other teachers and they can train before those finish."""
     directions = {"data.directions": [STUDENT_DIRECTION]}
-    series = {"natural": override(base, directions | {"data.max_train_pairs": n_natural_pairs})}
+    series = {"natural": natural_config(base, STUDENT_DIRECTION, n_natural_pairs)}
     for s in sets:
         series[s.name] = override(
             base,
@@ -215,9 +216,46 @@ def student_plan(
     return [Student(name, width, widen(cfg, width)) for name, cfg in series.items() for width in widths]
 
 
-def decoded_plan(plan: Sequence[PlannedRun], overrides: Mapping[str, Any]) -> list[PlannedRun]:
-    """Every model of `plan` at its first seed, its config changed by `overrides` (the `eval.*` keys that
-    translate the test sets during training): chapter 1's models trained again, decoded across checkpoints.
-    Repeats with other seeds are left out: they add noise estimates, not models."""
-    first_seed = min(p.seed for p in plan)
-    return [replace(p, config=override(p.config, overrides)) for p in plan if p.seed == first_seed]
+def natural_config(base: RunConfig, direction: str, n_pairs: int) -> RunConfig:
+    """`base` trained on the first `n_pairs` natural training pairs of `direction`: the natural students'
+    data, as many pairs as the smallest synthetic set."""
+    return override(base, {"data.directions": [direction], "data.max_train_pairs": n_pairs})
+
+
+DECODED_FAMILY_KEYS = ("direction", "width", "encoder", "decoder")
+
+
+def decoded_families(
+    base: RunConfig,
+    spec: Mapping[str, Any],
+    widths: Sequence[int],
+    n_pairs: int,
+    widen: Callable[[RunConfig, int], RunConfig],
+) -> tuple[list[PlannedRun], list[Student]]:
+    """Part C's models, the natural students' recipe (`base`, translating at every evaluation, on `n_pairs`
+    natural pairs) in `spec["direction"]`: a depth-scaled family at width `spec["width"]` (`widen`), its
+    encoder made `spec["encoder"]` layers deep and its decoder `spec["decoder"]`, the other side at `base`'s
+    depth (`sweeps.depth_scaling_plan`, baseline included), and a width-scaled family of `base`'s depths at
+    `widths`. Both share one tokenizer, so their per-token losses compare. A malformed `spec` raises
+    ConfigurationError naming `decoded_family` and the key."""
+    if not isinstance(spec, Mapping) or set(spec) != set(DECODED_FAMILY_KEYS):
+        raise ConfigurationError(
+            f"decoded_family: expected the keys {{{', '.join(DECODED_FAMILY_KEYS)}}}, got {spec!r}"
+        )
+    if spec["direction"] not in DIRECTIONS:
+        raise ConfigurationError(
+            f"decoded_family: direction {spec['direction']!r} is not one of {list(DIRECTIONS)}"
+        )
+    natural = natural_config(base, spec["direction"], n_pairs)
+    try:
+        depth = sweeps.depth_scaling_plan(
+            widen(natural, spec["width"]),
+            spec["direction"],
+            (base.model.enc_layers, base.model.dec_layers),
+            encoder_depths=spec["encoder"],
+            decoder_depths=spec["decoder"],
+        )
+        width = [Student("natural", w, widen(natural, w)) for w in widths]
+    except (TypeError, ValueError) as err:
+        raise ConfigurationError(f"decoded_family: {err}") from err
+    return depth, width
